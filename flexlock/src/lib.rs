@@ -1,0 +1,1 @@
+//! Group-commit locks (placeholder until the FlexLock lands).

@@ -1,0 +1,739 @@
+//! The atomic-state LWLock of PostgreSQL 9.5+ (`ab5194e6f6`, "Improve LWLock scalability"), with
+//! the wait-list bit of 9.6 and the three waiting states of 16.
+//!
+//! Mirrors, in `lwlock.c`: `LWLockAttemptLock`, `LWLockWaitListLock`/`LWLockWaitListUnlock`,
+//! `LWLockQueueSelf`, `LWLockDequeueSelf`, `LWLockWakeup`, `LWLockAcquire`,
+//! `LWLockConditionalAcquire`, `LWLockAcquireOrWait`, `LWLockConflictsWithVar`,
+//! `LWLockWaitForVar`, `LWLockUpdateVar`, `LWLockRelease` and `LWLockReleaseClearVar`.
+//!
+//! # Design
+//! One `AtomicU32` holds the lock (shared count or exclusive sentinel), two flags and a spinlock
+//! bit for the wait list. Acquiring and releasing a free or shared lock is a single CAS or
+//! `fetch_sub`: no spinlock, unlike the classic LWLock. Waiters queue on an intrusive list of
+//! per-thread wait records (by record number, so the whole lock is 16 bytes) and sleep on their
+//! record's semaphore.
+//!
+//! * **Queue, then re-check.** A thread that finds the lock busy queues itself (setting
+//!   `HAS_WAITERS`), then tries again; if it now gets the lock, it dequeues itself. This closes the
+//!   window between its failed attempt and its queueing.
+//! * **No handoff.** A release frees the lock and then wakes; woken threads compete again with
+//!   newcomers and may re-queue at the tail (the 2002 throughput-over-fairness trade-off).
+//! * **Shared lockers barge.** A shared attempt ignores `HAS_WAITERS`, so readers overtake queued
+//!   writers (the pathology behind ProcArrayLock's group clear).
+//! * **Wake set.** All `WAIT_UNTIL_FREE` waiters at the front; then, if the first other waiter
+//!   is exclusive, only it; otherwise every shared waiter on the whole list, exclusive ones staying.
+//! * **RELEASE_OK.** After waking a shared/exclusive waiter, further wakeups are inhibited until
+//!   one woken thread runs and re-enables them: the thundering herd is one generation.
+//!
+//! # State
+//! ```text
+//!  31   30           29          28       27..25   24          23..0
+//! [ 0 | HAS_WAITERS | RELEASE_OK | LOCKED | 0 0 0 | EXCLUSIVE | shared count ]
+//! ```
+//! (PostgreSQL 9.6–17 positions.) The lock is free iff `state & LOCK_MASK == 0`.
+//!
+//! | EXCLUSIVE | shared | meaning                          |
+//! |-----------|--------|----------------------------------|
+//! | 0         | 0      | free                             |
+//! | 0         | n > 0  | held shared by n threads         |
+//! | 1         | 0      | held exclusively by one thread   |
+//! | 1         | n > 0  | impossible                       |
+//!
+//! # Invariants
+//! 1. `EXCLUSIVE` is added only when `state & LOCK_MASK == 0`, a shared unit only when
+//!    `EXCLUSIVE` is clear and the count is below [`MAX_SHARED`]; both validated by a CAS.
+//! 2. The wait list (head/tail here, links in the records) is read or written only while holding
+//!    `LOCKED`.
+//! 3. `HAS_WAITERS` is never clear while the wait list is non-empty (it may be stale-set, which
+//!    costs one spurious wakeup pass).
+//! 4. `RELEASE_OK` clear implies that a woken shared/exclusive waiter has not yet re-enabled it.
+//! 5. A record's `lw_waiting` goes NOT_WAITING → WAITING (owner, under LOCKED) → PENDING_WAKEUP
+//!    (waker, under LOCKED, after unlinking) → NOT_WAITING (waker, Release, after its last access
+//!    to the record's links). Only DequeueSelf may take its own WAITING record off the list.
+//!
+//! # Memory orderings
+//! * Acquire CAS (`attempt_lock`) / Release `fetch_sub` (`release`): the critical sections.
+//! * `LOCKED`: `fetch_or(Acquire)` / `fetch_and(Release)` or the Release CAS in `wakeup`: orders
+//!   the wait list (invariant 2).
+//! * `HAS_WAITERS`/`RELEASE_OK` updates are Relaxed: they publish no data. **No lost wakeup** needs
+//!   only that they are RMWs on the same word as the lock bits. A waiter sets `HAS_WAITERS` before
+//!   its re-check CAS; a releaser learns of waiters from the value its own `fetch_sub` returns. The
+//!   modification order of `state` puts the release either before the waiter's re-check (which
+//!   then sees the lock free and takes it) or after `HAS_WAITERS` (and the releaser wakes). The
+//!   waker takes `LOCKED`, which the waiter held while queueing, so it finds the waiter.
+//! * `lw_waiting = NOT_WAITING` is a Release store paired with the sleeper's Acquire load (and the
+//!   semaphore's own Release/Acquire): the unlink is visible before the record can queue again
+//!   elsewhere (PostgreSQL's `pg_write_barrier` of `37de8de9e3`).
+//! * Variable: `swap(AcqRel)` in `update_var`/`release_clear_var`, `Acquire` loads in the
+//!   conflict check, which runs after the waiter's wait-list lock/unlock, so an update that
+//!   finished before the waiter queued is seen (it precedes the updater's own wait-list lock).
+
+use crate::proc::{lw_mode, lw_waiting, Proc};
+use crate::proclist::ProcList;
+use crate::raw::{AcquireOrWait, Mode, RawLwLock, RawLwLockVar, VarWait};
+use crate::s_lock::{SpinDelay, SpinDelayConfig};
+use crate::stats::{LockStats, Stat, StatsCounters};
+use crate::sync::{AtomicU32, AtomicU64, Ordering, UnsafeCell};
+use crate::wait_event::{Tranche, WaitEvent};
+
+/// Someone is (or may be) on the wait list. Never clear while the list is non-empty.
+pub const HAS_WAITERS: u32 = 1 << 30;
+/// Releasers may wake waiters. Cleared by a waker that woke a shared/exclusive waiter; set again
+/// by the first woken thread that runs (or by DequeueSelf, or by a WaitForVar queuer).
+pub const RELEASE_OK: u32 = 1 << 29;
+/// The wait-list spinlock bit. Does not block acquire/release CASes (they just retry).
+pub const LOCKED: u32 = 1 << 28;
+/// Added to the word by an exclusive holder; only when `LOCK_MASK` bits are all zero.
+pub const VAL_EXCLUSIVE: u32 = 1 << 24;
+/// Added to the word per shared holder; only while `VAL_EXCLUSIVE` is clear.
+pub const VAL_SHARED: u32 = 1;
+/// The shared-holder count.
+pub const SHARED_MASK: u32 = VAL_EXCLUSIVE - 1;
+/// Shared count plus exclusive bit: the lock is free iff these are all zero.
+pub const LOCK_MASK: u32 = SHARED_MASK | VAL_EXCLUSIVE;
+/// Most shared holders at once (16 777 215); one more panics.
+pub const MAX_SHARED: u32 = SHARED_MASK;
+
+/// Outcome of one `LWLockAttemptLock`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Attempt {
+    Acquired,
+    MustWait,
+    /// A shared acquire found [`MAX_SHARED`] holders.
+    Overflow,
+}
+
+/// The atomic-state LWLock. 16 bytes (without the `stats` feature).
+pub struct RawAtomicLwLock {
+    /// The lock word; see the module docs for the layout.
+    state: AtomicU32,
+    /// The tranche id waits are reported under.
+    tranche: u16,
+    /// Wait list; protected by `LOCKED` (invariant 2).
+    waiters: UnsafeCell<ProcList>,
+    stats: StatsCounters,
+}
+
+// SAFETY: all shared mutable state is in atomics, or in `waiters`, which is only accessed while
+// holding the LOCKED bit of `state` (invariant 2), which serialises those accesses.
+unsafe impl Sync for RawAtomicLwLock {}
+// SAFETY: the lock owns no thread-bound resources; records are reached by number.
+unsafe impl Send for RawAtomicLwLock {}
+
+impl std::fmt::Debug for RawAtomicLwLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = self.state.load(Ordering::Relaxed);
+        f.debug_struct("RawAtomicLwLock")
+            .field("tranche", &Tranche::from_id(self.tranche).name())
+            .field("exclusive", &(s & VAL_EXCLUSIVE != 0))
+            .field("shared", &(s & SHARED_MASK))
+            .field("has_waiters", &(s & HAS_WAITERS != 0))
+            .field("release_ok", &(s & RELEASE_OK != 0))
+            .finish()
+    }
+}
+
+impl RawAtomicLwLock {
+    /// A free lock in the default tranche (`LWLockInitialize`).
+    #[cfg(not(loom))]
+    pub const fn new() -> Self {
+        Self::new_in(Tranche::DEFAULT)
+    }
+
+    /// A free lock reporting its waits under `tranche`.
+    #[cfg(not(loom))]
+    pub const fn new_in(tranche: Tranche) -> Self {
+        RawAtomicLwLock {
+            state: AtomicU32::new(RELEASE_OK),
+            tranche: tranche.id(),
+            waiters: UnsafeCell::new(ProcList::EMPTY),
+            stats: StatsCounters::new(),
+        }
+    }
+
+    /// A free lock in the default tranche.
+    #[cfg(loom)]
+    pub fn new() -> Self {
+        Self::new_in(Tranche::DEFAULT)
+    }
+
+    /// A free lock reporting its waits under `tranche`.
+    #[cfg(loom)]
+    pub fn new_in(tranche: Tranche) -> Self {
+        RawAtomicLwLock {
+            state: AtomicU32::new(RELEASE_OK),
+            tranche: tranche.id(),
+            waiters: UnsafeCell::new(ProcList::EMPTY),
+            stats: StatsCounters::new(),
+        }
+    }
+
+    /// The raw state word (for tests and diagnostics).
+    pub fn state(&self) -> u32 {
+        self.state.load(Ordering::Relaxed)
+    }
+
+    /// `LWLockAttemptLock`: one CAS loop. The CAS is done even when the lock is busy (storing the
+    /// unchanged value), as PostgreSQL does.
+    #[inline(always)]
+    fn attempt_lock(&self, mode: Mode) -> Attempt {
+        let mut old = self.state.load(Ordering::Relaxed);
+        loop {
+            let (free, new) = match mode {
+                Mode::Exclusive => {
+                    let free = old & LOCK_MASK == 0;
+                    (free, if free { old + VAL_EXCLUSIVE } else { old })
+                }
+                Mode::Shared => {
+                    let free = old & VAL_EXCLUSIVE == 0;
+                    if free && old & SHARED_MASK == MAX_SHARED {
+                        return Attempt::Overflow;
+                    }
+                    (free, if free { old + VAL_SHARED } else { old })
+                }
+            };
+            // Acquire on success: the critical section (if `free`) starts after this CAS.
+            match self
+                .state
+                .compare_exchange_weak(old, new, Ordering::Acquire, Ordering::Relaxed)
+            {
+                Ok(_) if free => return Attempt::Acquired,
+                Ok(_) => return Attempt::MustWait,
+                Err(now) => old = now,
+            }
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn shared_overflow(&self) -> ! {
+        panic!(
+            "too many shared holders of LWLock {:?} (limit {MAX_SHARED})",
+            Tranche::from_id(self.tranche).name()
+        )
+    }
+
+    /// `LWLockWaitListLock`: sets `LOCKED`, spinning with backoff while someone else holds it.
+    #[inline]
+    fn wait_list_lock(&self) {
+        // Acquire: the wait list written by the previous holder is visible (invariant 2).
+        if self.state.fetch_or(LOCKED, Ordering::Acquire) & LOCKED == 0 {
+            return;
+        }
+        self.wait_list_lock_slow();
+    }
+
+    #[cold]
+    fn wait_list_lock_slow(&self) {
+        loop {
+            let mut delay =
+                SpinDelay::new(Tranche::from_id(self.tranche), &SpinDelayConfig::POSTGRES);
+            // Read-only spinning until the bit looks clear.
+            while self.state.load(Ordering::Relaxed) & LOCKED != 0 {
+                delay.perform();
+            }
+            self.stats.bump(Stat::SpinDelay, delay.finish() as u64);
+            if self.state.fetch_or(LOCKED, Ordering::Acquire) & LOCKED == 0 {
+                return;
+            }
+        }
+    }
+
+    /// `LWLockWaitListUnlock`.
+    #[inline]
+    fn wait_list_unlock(&self) {
+        // Release: our wait-list writes are visible to the next holder (invariant 2).
+        let old = self.state.fetch_and(!LOCKED, Ordering::Release);
+        debug_assert!(old & LOCKED != 0, "wait list unlocked but not locked");
+    }
+
+    /// Runs `f` on the wait list.
+    ///
+    /// # Safety
+    /// The caller must hold `LOCKED` (invariant 2).
+    #[inline]
+    unsafe fn with_waiters<R>(&self, f: impl FnOnce(&mut ProcList) -> R) -> R {
+        // SAFETY: LOCKED is held (caller's contract), so no other thread accesses the list; the
+        // Acquire that took LOCKED ordered us after the previous holder's writes.
+        self.waiters.with_mut(|l| f(unsafe { &mut *l }))
+    }
+
+    /// `LWLockQueueSelf`: puts `me` on the wait list in `mode` (one of [`lw_mode`]).
+    fn queue_self(&self, me: &Proc, mode: u8) {
+        assert_eq!(
+            me.lw_waiting.load(Ordering::Relaxed),
+            lw_waiting::NOT_WAITING,
+            "queueing for an LWLock while already waiting"
+        );
+        self.wait_list_lock();
+        // Relaxed: see "No lost wakeup" in the module docs; only the word's modification order
+        // matters, and this RMW precedes our re-check CAS on the same word.
+        self.state.fetch_or(HAS_WAITERS, Ordering::Relaxed);
+        me.lw_waiting.store(lw_waiting::WAITING, Ordering::Relaxed);
+        me.lw_mode.store(mode, Ordering::Relaxed);
+        // SAFETY: LOCKED is held.
+        unsafe {
+            self.with_waiters(|l| {
+                if mode == lw_mode::WAIT_UNTIL_FREE {
+                    l.push_head(me)
+                } else {
+                    l.push_tail(me)
+                }
+            })
+        };
+        self.wait_list_unlock();
+    }
+
+    /// `LWLockDequeueSelf`: after queueing, the re-check got the lock (or no longer needs to wait).
+    fn dequeue_self(&self, me: &Proc) {
+        self.stats.bump(Stat::DequeueSelf, 1);
+        self.wait_list_lock();
+        // Under LOCKED, a waker that detached us already set PENDING_WAKEUP (invariant 5): O(1).
+        let on_list = me.lw_waiting.load(Ordering::Relaxed) == lw_waiting::WAITING;
+        // SAFETY: LOCKED is held.
+        let empty = unsafe {
+            self.with_waiters(|l| {
+                if on_list {
+                    l.delete(me);
+                }
+                l.is_empty()
+            })
+        };
+        if empty && self.state.load(Ordering::Relaxed) & HAS_WAITERS != 0 {
+            self.state.fetch_and(!HAS_WAITERS, Ordering::Relaxed);
+        }
+        self.wait_list_unlock();
+        if on_list {
+            me.lw_waiting
+                .store(lw_waiting::NOT_WAITING, Ordering::Relaxed);
+        } else {
+            // A waker detached us and inhibited wakeups on our behalf: re-enable them, then
+            // absorb its post (and any foreign ones, re-posted afterwards).
+            self.state.fetch_or(RELEASE_OK, Ordering::Relaxed);
+            let extra = Self::sleep_until_woken(me, WaitEvent::NONE);
+            me.repost(extra);
+        }
+    }
+
+    /// Sleeps until a waker sets our `lw_waiting` to NOT_WAITING; returns the absorbed foreign
+    /// wakeups, which the caller re-posts when it is done sleeping.
+    fn sleep_until_woken(me: &Proc, event: WaitEvent) -> u32 {
+        // Acquire: pairs with the waker's Release store after unlinking us (invariant 5).
+        me.sleep_absorbing(event, || {
+            me.lw_waiting.load(Ordering::Acquire) == lw_waiting::NOT_WAITING
+        })
+    }
+
+    /// `LWLockWakeup`: detaches the wake set (see module docs) and wakes it outside the list lock.
+    #[cold]
+    fn wakeup(&self) {
+        let mut wake = ProcList::EMPTY;
+        let mut release_ok = true;
+        self.wait_list_lock();
+        // SAFETY: LOCKED is held.
+        let empty = unsafe {
+            self.with_waiters(|l| {
+                let mut woke_nonfree = false;
+                let mut cur = l.first();
+                while let Some(w) = cur {
+                    cur = ProcList::next_of(w);
+                    let mode = w.lw_mode.load(Ordering::Relaxed);
+                    if woke_nonfree && mode == lw_mode::EXCLUSIVE {
+                        continue; // later writers stay queued behind the woken shared run
+                    }
+                    l.delete(w);
+                    wake.push_tail(w);
+                    if mode != lw_mode::WAIT_UNTIL_FREE {
+                        release_ok = false;
+                        woke_nonfree = true;
+                    }
+                    w.lw_waiting
+                        .store(lw_waiting::PENDING_WAKEUP, Ordering::Relaxed);
+                    if mode == lw_mode::EXCLUSIVE {
+                        break; // a writer is woken alone
+                    }
+                }
+                l.is_empty()
+            })
+        };
+        // One CAS updates the flags and releases LOCKED, so no queuer slips in between.
+        let mut old = self.state.load(Ordering::Relaxed);
+        loop {
+            debug_assert!(old & LOCKED != 0);
+            let mut new = old & !LOCKED;
+            if release_ok {
+                new |= RELEASE_OK;
+            } else {
+                new &= !RELEASE_OK;
+            }
+            if empty {
+                new &= !HAS_WAITERS; // the *wait list* is empty (81f7738953)
+            }
+            // Release: our list writes are visible to the next LOCKED holder.
+            match self
+                .state
+                .compare_exchange_weak(old, new, Ordering::Release, Ordering::Relaxed)
+            {
+                Ok(_) => break,
+                Err(now) => old = now,
+            }
+        }
+        Self::wake_all(&mut wake);
+    }
+
+    /// Wakes every record of a detached list: last link access, then NOT_WAITING, then post.
+    fn wake_all(wake: &mut ProcList) {
+        while let Some(w) = wake.pop_head() {
+            // Release: the unlink (done by pop_head just now) is visible before the waiter can
+            // see NOT_WAITING and queue itself elsewhere.
+            w.lw_waiting
+                .store(lw_waiting::NOT_WAITING, Ordering::Release);
+            w.sem.unlock();
+        }
+    }
+
+    #[cold]
+    fn acquire_slow(&self, mode: Mode) -> bool {
+        let me = Proc::current();
+        let wait_mode = if mode == Mode::Exclusive {
+            lw_mode::EXCLUSIVE
+        } else {
+            lw_mode::SHARED
+        };
+        let mut slept = false;
+        let mut extra = 0;
+        loop {
+            // Phase 2: queue; phase 3: re-check.
+            self.queue_self(me, wait_mode);
+            match self.attempt_lock(mode) {
+                Attempt::Acquired => {
+                    self.dequeue_self(me);
+                    break;
+                }
+                Attempt::Overflow => {
+                    self.dequeue_self(me);
+                    me.repost(extra);
+                    self.shared_overflow();
+                }
+                Attempt::MustWait => {}
+            }
+            // Phase 4: sleep until woken, then compete again (no handoff).
+            self.stats.bump(Stat::Block, 1);
+            extra += Self::sleep_until_woken(me, WaitEvent::lwlock(Tranche::from_id(self.tranche)));
+            // We ran: wakeups may happen again.
+            self.state.fetch_or(RELEASE_OK, Ordering::Relaxed);
+            slept = true;
+            match self.attempt_lock(mode) {
+                Attempt::Acquired => break,
+                Attempt::Overflow => {
+                    me.repost(extra);
+                    self.shared_overflow()
+                }
+                Attempt::MustWait => {}
+            }
+        }
+        me.repost(extra);
+        !slept
+    }
+
+    /// `LWLockConflictsWithVar`: `Some(outcome)` if no need to wait, `None` if we must.
+    fn conflicts_with_var(&self, var: &AtomicU64, oldval: u64) -> Option<VarWait> {
+        if self.state.load(Ordering::Relaxed) & VAL_EXCLUSIVE == 0 {
+            return Some(VarWait::Free);
+        }
+        let value = var.load(Ordering::Acquire);
+        (value != oldval).then_some(VarWait::Changed(value))
+    }
+}
+
+#[cfg(not(loom))]
+impl Default for RawAtomicLwLock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+// SAFETY: mutual exclusion and Acquire/Release by invariant 1 and the orderings in the module
+// docs; an acquire that panics (shared overflow) dequeues itself first and holds nothing;
+// `conditional_acquire` is one CAS loop.
+unsafe impl RawLwLock for RawAtomicLwLock {
+    const NAME: &'static str = "atomic";
+
+    fn with_tranche(tranche: Tranche) -> Self {
+        Self::new_in(tranche)
+    }
+
+    #[inline]
+    fn acquire(&self, mode: Mode) -> bool {
+        self.stats.bump(
+            if mode == Mode::Shared {
+                Stat::ShAcquire
+            } else {
+                Stat::ExAcquire
+            },
+            1,
+        );
+        match self.attempt_lock(mode) {
+            Attempt::Acquired => true,
+            Attempt::Overflow => self.shared_overflow(),
+            Attempt::MustWait => self.acquire_slow(mode),
+        }
+    }
+
+    #[inline]
+    fn conditional_acquire(&self, mode: Mode) -> bool {
+        match self.attempt_lock(mode) {
+            Attempt::Acquired => true,
+            Attempt::Overflow => self.shared_overflow(),
+            Attempt::MustWait => false,
+        }
+    }
+
+    fn acquire_or_wait(&self, mode: Mode) -> AcquireOrWait {
+        match self.attempt_lock(mode) {
+            Attempt::Acquired => return AcquireOrWait::Acquired,
+            Attempt::Overflow => self.shared_overflow(),
+            Attempt::MustWait => {}
+        }
+        let me = Proc::current();
+        self.queue_self(me, lw_mode::WAIT_UNTIL_FREE);
+        match self.attempt_lock(mode) {
+            Attempt::Acquired => {
+                // Our queue entry may have been chosen by a waker meanwhile; DequeueSelf handles
+                // that, and the eventual release re-triggers any inhibited wakeups.
+                self.dequeue_self(me);
+                AcquireOrWait::Acquired
+            }
+            Attempt::Overflow => {
+                self.dequeue_self(me);
+                self.shared_overflow()
+            }
+            Attempt::MustWait => {
+                self.stats.bump(Stat::Block, 1);
+                let extra =
+                    Self::sleep_until_woken(me, WaitEvent::lwlock(Tranche::from_id(self.tranche)));
+                me.repost(extra);
+                AcquireOrWait::Waited
+            }
+        }
+    }
+
+    #[inline]
+    unsafe fn release(&self, mode: Mode) {
+        let delta = if mode == Mode::Exclusive {
+            VAL_EXCLUSIVE
+        } else {
+            VAL_SHARED
+        };
+        // Release: the critical section happens-before the next Acquire CAS that sees this value.
+        let old = self.state.fetch_sub(delta, Ordering::Release);
+        debug_assert!(
+            if mode == Mode::Exclusive {
+                old & VAL_EXCLUSIVE != 0
+            } else {
+                old & SHARED_MASK != 0
+            },
+            "LWLock released in a mode it is not held in"
+        );
+        let new = old.wrapping_sub(delta);
+        // Wake only when the lock became free, someone waits and wakeups are not inhibited.
+        if new & (HAS_WAITERS | RELEASE_OK | LOCK_MASK) == HAS_WAITERS | RELEASE_OK {
+            self.wakeup();
+        }
+    }
+
+    #[inline]
+    fn is_locked(&self) -> bool {
+        self.state.load(Ordering::Relaxed) & LOCK_MASK != 0
+    }
+
+    #[inline]
+    fn is_locked_exclusive(&self) -> bool {
+        self.state.load(Ordering::Relaxed) & VAL_EXCLUSIVE != 0
+    }
+
+    fn tranche(&self) -> Tranche {
+        Tranche::from_id(self.tranche)
+    }
+
+    fn stats(&self) -> Option<LockStats> {
+        self.stats.snapshot()
+    }
+}
+
+impl RawLwLockVar for RawAtomicLwLock {
+    fn wait_for_var(&self, var: &AtomicU64, oldval: u64) -> VarWait {
+        let me = Proc::current();
+        let mut extra = 0;
+        let outcome = loop {
+            if let Some(outcome) = self.conflicts_with_var(var, oldval) {
+                break outcome;
+            }
+            self.queue_self(me, lw_mode::WAIT_UNTIL_FREE);
+            // Force wakeups on: the next release must wake us even if a woken writer is still
+            // retrying (e0d97d77bf).
+            self.state.fetch_or(RELEASE_OK, Ordering::Relaxed);
+            if let Some(outcome) = self.conflicts_with_var(var, oldval) {
+                self.dequeue_self(me);
+                break outcome;
+            }
+            self.stats.bump(Stat::Block, 1);
+            extra += Self::sleep_until_woken(me, WaitEvent::lwlock(Tranche::from_id(self.tranche)));
+        };
+        me.repost(extra);
+        outcome
+    }
+
+    unsafe fn update_var(&self, var: &AtomicU64, val: u64) {
+        debug_assert!(
+            self.is_locked_exclusive(),
+            "update_var without the exclusive lock"
+        );
+        // AcqRel swap (a full barrier in PostgreSQL): the value is visible before any wake.
+        var.swap(val, Ordering::AcqRel);
+        let mut wake = ProcList::EMPTY;
+        self.wait_list_lock();
+        // SAFETY: LOCKED is held.
+        unsafe {
+            self.with_waiters(|l| {
+                while let Some(w) = l.first() {
+                    if w.lw_mode.load(Ordering::Relaxed) != lw_mode::WAIT_UNTIL_FREE {
+                        break; // only the leading WAIT_UNTIL_FREE run
+                    }
+                    l.delete(w);
+                    wake.push_tail(w);
+                    w.lw_waiting
+                        .store(lw_waiting::PENDING_WAKEUP, Ordering::Relaxed);
+                }
+            })
+        };
+        self.wait_list_unlock();
+        Self::wake_all(&mut wake);
+    }
+
+    unsafe fn release_clear_var(&self, var: &AtomicU64, val: u64) {
+        var.swap(val, Ordering::AcqRel);
+        // SAFETY: the caller holds the lock exclusively.
+        unsafe { self.release(Mode::Exclusive) };
+    }
+}
+
+#[cfg(not(loom))]
+// SAFETY: forwards to the `RawLwLock` implementation, whose contract (mutual exclusion,
+// Acquire/Release, non-blocking try) is lock_api's; guards may be sent because an LWLock hold is
+// not tied to the acquiring thread.
+unsafe impl lock_api::RawRwLock for RawAtomicLwLock {
+    #[allow(clippy::declare_interior_mutable_const)]
+    const INIT: Self = RawAtomicLwLock::new();
+    type GuardMarker = lock_api::GuardSend;
+
+    #[inline]
+    fn lock_shared(&self) {
+        self.acquire(Mode::Shared);
+    }
+    #[inline]
+    fn try_lock_shared(&self) -> bool {
+        self.conditional_acquire(Mode::Shared)
+    }
+    #[inline]
+    unsafe fn unlock_shared(&self) {
+        // SAFETY: lock_api's contract: the lock is held shared.
+        unsafe { self.release(Mode::Shared) }
+    }
+    #[inline]
+    fn lock_exclusive(&self) {
+        self.acquire(Mode::Exclusive);
+    }
+    #[inline]
+    fn try_lock_exclusive(&self) -> bool {
+        self.conditional_acquire(Mode::Exclusive)
+    }
+    #[inline]
+    unsafe fn unlock_exclusive(&self) {
+        // SAFETY: lock_api's contract: the lock is held exclusively.
+        unsafe { self.release(Mode::Exclusive) }
+    }
+    #[inline]
+    fn is_locked(&self) -> bool {
+        RawLwLock::is_locked(self)
+    }
+    #[inline]
+    fn is_locked_exclusive(&self) -> bool {
+        RawLwLock::is_locked_exclusive(self)
+    }
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn at_most_16_bytes() {
+        if cfg!(not(feature = "stats")) {
+            assert!(std::mem::size_of::<RawAtomicLwLock>() <= 16);
+        }
+    }
+
+    #[test]
+    fn modes_exclude_each_other() {
+        let l = RawAtomicLwLock::new();
+        assert!(l.acquire(Mode::Shared));
+        assert!(l.conditional_acquire(Mode::Shared));
+        assert!(!l.conditional_acquire(Mode::Exclusive));
+        assert_eq!(l.state() & SHARED_MASK, 2);
+        // SAFETY: held shared twice.
+        unsafe {
+            l.release(Mode::Shared);
+            l.release(Mode::Shared);
+        }
+        assert!(!RawLwLock::is_locked(&l));
+        assert!(l.conditional_acquire(Mode::Exclusive));
+        assert!(RawLwLock::is_locked_exclusive(&l));
+        assert!(!l.conditional_acquire(Mode::Shared));
+        // SAFETY: held exclusively.
+        unsafe { l.release(Mode::Exclusive) };
+        assert_eq!(l.state(), RELEASE_OK);
+    }
+
+    #[test]
+    fn shared_overflow_panics_with_message() {
+        let l = RawAtomicLwLock::new();
+        for _ in 0..MAX_SHARED {
+            assert!(l.conditional_acquire(Mode::Shared));
+        }
+        let err =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| l.acquire(Mode::Shared)))
+                .expect_err("one shared holder past the limit must panic");
+        let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(msg.contains("too many shared holders"), "{msg}");
+        // The lock is intact: still MAX_SHARED holders, nothing queued.
+        assert_eq!(l.state() & SHARED_MASK, MAX_SHARED);
+        assert_eq!(l.state() & HAS_WAITERS, 0);
+    }
+
+    #[test]
+    fn writer_waits_for_readers_and_is_woken() {
+        let l = std::sync::Arc::new(RawAtomicLwLock::new_in(Tranche::PROC_ARRAY));
+        l.acquire(Mode::Shared);
+        let l2 = l.clone();
+        let t = std::thread::spawn(move || {
+            let fast = l2.acquire(Mode::Exclusive);
+            // SAFETY: held exclusively.
+            unsafe { l2.release(Mode::Exclusive) };
+            fast
+        });
+        while l.state() & HAS_WAITERS == 0 {
+            std::thread::yield_now();
+        }
+        // SAFETY: held shared.
+        unsafe { l.release(Mode::Shared) };
+        let fast = t.join().unwrap();
+        assert!(!fast, "the writer had to sleep");
+        assert_eq!(l.state() & (HAS_WAITERS | LOCK_MASK), 0);
+        assert_ne!(
+            l.state() & RELEASE_OK,
+            0,
+            "the woken writer re-enabled wakeups"
+        );
+    }
+}

@@ -1,0 +1,551 @@
+//! Per-thread wait records: the `PGPROC` of this library, and its counting semaphore.
+//!
+//! Mirrors `InitProcess`/`ProcKill` (`proc.c`), the LWLock fields of `PGPROC` (`proc.h`) and
+//! `PGSemaphoreLock`/`PGSemaphoreUnlock` (`posix_sema.c`).
+//!
+//! # Design
+//! Every thread that ever has to wait gets one [`Proc`], registered on first use and returned to a
+//! free list when the thread exits (so record numbers are reused, like PGPROC slots). Records live
+//! in a two-level table of chunks that are allocated once and never freed, so a record's address
+//! and its number are stable for the life of the process: wait lists can link records by number
+//! (`u32`, like `proclist.h`), which keeps a lock at 16 bytes, and wakers can post a semaphore of a
+//! thread that may already be gone (posting a recycled record only causes a spurious wakeup, which
+//! every waiter absorbs, see below). No acquire or release path allocates: registration happens
+//! once per thread.
+//!
+//! # The semaphore and the extra-wait idiom
+//! Each record owns one counting [`Semaphore`] on a futex word. As in PostgreSQL, several protocols
+//! share it (LWLock queues, group updates), so a wakeup may be meant for another protocol. Every
+//! waiter therefore loops: `sem.lock()`, check its own "done" flag, count an *extra wait* if not
+//! done, and re-post the extra waits once finished ([`Proc::sleep_until`]). Waking is always "set
+//! the flag with Release, then post".
+
+use crate::sync::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Futex, Ordering};
+use crate::wait_event::WaitEvent;
+
+/// "No record": the end of a list, like `INVALID_PROC_NUMBER`.
+pub const INVALID_PROC: u32 = u32::MAX;
+
+/// `lwWaiting` values (`LWLockWaitState`, PostgreSQL 16+).
+pub(crate) mod lw_waiting {
+    /// Not on any wait list.
+    pub const NOT_WAITING: u8 = 0;
+    /// On a lock's wait list; only the owner (in DequeueSelf) or a waker may take it off.
+    pub const WAITING: u8 = 1;
+    /// Taken off the list by a waker, who will store `NOT_WAITING` and post the semaphore.
+    pub const PENDING_WAKEUP: u8 = 2;
+}
+
+/// `lwWaitMode` values.
+pub(crate) mod lw_mode {
+    pub const EXCLUSIVE: u8 = 0;
+    pub const SHARED: u8 = 1;
+    /// `LW_WAIT_UNTIL_FREE`: wake me when the lock is free, but don't give it to me.
+    pub const WAIT_UNTIL_FREE: u8 = 2;
+}
+
+/// A counting semaphore on a futex word (`PGSemaphoreLock`/`PGSemaphoreUnlock`).
+///
+/// The word is the count. `lock` decrements it, sleeping while it is zero; `unlock` increments it
+/// and wakes one sleeper. Only a record's owner ever calls `lock`.
+#[derive(Debug)]
+pub struct Semaphore {
+    futex: Futex,
+}
+
+impl Semaphore {
+    /// A semaphore with count zero.
+    #[cfg(not(loom))]
+    pub const fn new() -> Self {
+        Semaphore {
+            futex: Futex::new(0),
+        }
+    }
+    /// A semaphore with count zero.
+    #[cfg(loom)]
+    pub fn new() -> Self {
+        Semaphore {
+            futex: Futex::new(0),
+        }
+    }
+
+    /// Decrements the count, sleeping while it is zero.
+    ///
+    /// Acquire on the successful decrement pairs with the Release increment in [`unlock`]: whatever
+    /// the poster wrote before posting (the waker's "done" flag and the work it did for us) is
+    /// visible after this returns. This is the "semaphore acts as a read barrier" of `procarray.c`.
+    ///
+    /// [`unlock`]: Semaphore::unlock
+    pub fn lock(&self) {
+        let word = &self.futex.word;
+        let mut count = word.load(Ordering::Relaxed);
+        loop {
+            if count == 0 {
+                self.futex.wait(0);
+                count = word.load(Ordering::Relaxed);
+                continue;
+            }
+            match word.compare_exchange_weak(count, count - 1, Ordering::Acquire, Ordering::Relaxed)
+            {
+                Ok(_) => return,
+                Err(now) => count = now,
+            }
+        }
+    }
+
+    /// Decrements the count if it is positive, without sleeping. Returns whether it did.
+    pub fn try_lock(&self) -> bool {
+        let word = &self.futex.word;
+        let mut count = word.load(Ordering::Relaxed);
+        while count > 0 {
+            match word.compare_exchange_weak(count, count - 1, Ordering::Acquire, Ordering::Relaxed)
+            {
+                Ok(_) => return true,
+                Err(now) => count = now,
+            }
+        }
+        false
+    }
+
+    /// Increments the count and wakes the owner if it sleeps.
+    pub fn unlock(&self) {
+        // Release: publishes the poster's writes to the Acquire decrement in `lock`.
+        let prev = self.futex.word.fetch_add(1, Ordering::Release);
+        assert!(prev < u32::MAX, "semaphore count overflow");
+        self.futex.wake_one();
+    }
+
+    /// The current count (for tests and diagnostics).
+    pub fn count(&self) -> u32 {
+        self.futex.word.load(Ordering::Relaxed)
+    }
+}
+
+impl Default for Semaphore {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Fields a group protocol (FlexLock, the clog group update) keeps in the record of a member,
+/// like `procArrayGroupMember`/`procArrayGroupNext`/`procArrayGroupMemberXid` in `PGPROC`.
+///
+/// A thread is a member of at most one group at a time. The protocol that pushed the record owns
+/// these fields until it clears `member`.
+#[derive(Debug)]
+pub struct GroupLink {
+    /// Next member in the group list, or [`INVALID_PROC`].
+    pub next: AtomicU32,
+    /// "I am in a group and my operation has not been applied yet." Set by the member before it
+    /// pushes itself; cleared (Release) by the leader after the operation ran and `next` was reset.
+    pub member: AtomicBool,
+    /// The member's pending operation, type-erased; meaning defined by the protocol.
+    pub op: AtomicPtr<()>,
+    /// The member's key (for the clog group update: the CLOG page).
+    pub key: AtomicU64,
+}
+
+/// A per-thread wait record.
+///
+/// Aligned to 128 bytes (two cache lines, as `CachePadded` does on x86-64, against adjacent-line
+/// prefetch) so that one thread's record never shares a line with another's.
+#[derive(Debug)]
+#[repr(align(128))]
+pub struct Proc {
+    /// This record's number in the table; fixed at creation.
+    number: u32,
+    /// Whether a live thread owns this record (for samplers).
+    live: AtomicBool,
+    /// The semaphore this thread sleeps on.
+    pub(crate) sem: Semaphore,
+    /// `lwWaiting`: one of [`lw_waiting`]. NOT_WAITING → WAITING only by the owner, under the wait
+    /// list's lock; WAITING → PENDING_WAKEUP by a waker under the list lock; PENDING_WAKEUP →
+    /// NOT_WAITING by the waker with Release, after it has read `lw_next` for the last time.
+    pub(crate) lw_waiting: AtomicU8,
+    /// `lwWaitMode`: one of [`lw_mode`]; written by the owner under the list lock.
+    pub(crate) lw_mode: AtomicU8,
+    /// `lwWaitLink.next`/`.prev` by record number. Only touched under the lock of the list the
+    /// record is on (or by the single waker that detached it), so Relaxed suffices: the list lock's
+    /// Acquire/Release orders them.
+    pub(crate) lw_next: AtomicU32,
+    pub(crate) lw_prev: AtomicU32,
+    /// The published wait (`wait_event_info`). Relaxed stores by the owner, relaxed loads by
+    /// samplers: nothing is published through it.
+    wait_event: AtomicU32,
+    /// This thread's `spins_per_delay` estimate (owner only).
+    pub(crate) spins_per_delay: AtomicU32,
+    /// This thread's PRNG state for spin backoff (owner only).
+    pub(crate) rng: AtomicU64,
+    /// Fields owned by group protocols.
+    pub group: GroupLink,
+}
+
+impl Proc {
+    fn new(number: u32) -> Self {
+        Proc {
+            number,
+            live: AtomicBool::new(false),
+            sem: Semaphore::new(),
+            lw_waiting: AtomicU8::new(lw_waiting::NOT_WAITING),
+            lw_mode: AtomicU8::new(lw_mode::EXCLUSIVE),
+            lw_next: AtomicU32::new(INVALID_PROC),
+            lw_prev: AtomicU32::new(INVALID_PROC),
+            wait_event: AtomicU32::new(0),
+            spins_per_delay: AtomicU32::new(crate::s_lock::DEFAULT_SPINS_PER_DELAY),
+            rng: AtomicU64::new(0x9E37_79B9_7F4A_7C15 ^ (number as u64 + 1)),
+            group: GroupLink {
+                next: AtomicU32::new(INVALID_PROC),
+                member: AtomicBool::new(false),
+                op: AtomicPtr::new(std::ptr::null_mut()),
+                key: AtomicU64::new(0),
+            },
+        }
+    }
+
+    /// The calling thread's record, registering one on first use (`MyProc`).
+    ///
+    /// # Panics
+    /// If called while the thread's thread-locals are being destroyed.
+    #[inline]
+    pub fn current() -> &'static Proc {
+        MY_PROC
+            .try_with(|h| h.0)
+            .expect("lwlock: wait record used during thread-local destruction")
+    }
+
+    /// The record with this number (`GetPGProcByNumber`).
+    ///
+    /// # Panics
+    /// If no record with this number was ever registered.
+    #[inline]
+    pub fn by_number(number: u32) -> &'static Proc {
+        table()
+            .get(number)
+            .expect("lwlock: no wait record with this number")
+    }
+
+    /// This record's number (`GetNumberFromPGProc`).
+    #[inline]
+    pub fn number(&self) -> u32 {
+        self.number
+    }
+
+    /// The record's semaphore.
+    #[inline]
+    pub fn sem(&self) -> &Semaphore {
+        &self.sem
+    }
+
+    /// Publishes what this thread waits for (`pgstat_report_wait_start`): one relaxed store.
+    #[inline]
+    pub fn report_wait_start(&self, event: WaitEvent) {
+        self.wait_event.store(event.to_bits(), Ordering::Relaxed);
+    }
+
+    /// Clears the published wait (`pgstat_report_wait_end`).
+    #[inline]
+    pub fn report_wait_end(&self) {
+        self.wait_event.store(0, Ordering::Relaxed);
+    }
+
+    /// The currently published wait (one relaxed load; racy but never torn).
+    #[inline]
+    pub fn wait_event(&self) -> WaitEvent {
+        WaitEvent::from_bits(self.wait_event.load(Ordering::Relaxed))
+    }
+
+    /// Sleeps on the semaphore until `done()` holds, absorbing wakeups meant for other protocols
+    /// and re-posting them afterwards (the `extraWaits` idiom). `event` is published while asleep.
+    ///
+    /// `done` must read with Acquire (or rely on the semaphore's Acquire) so that what the waker
+    /// did before setting the flag is visible. Returns the number of absorbed foreign wakeups.
+    pub fn sleep_until(&self, event: WaitEvent, done: impl FnMut() -> bool) -> u32 {
+        let extra = self.sleep_absorbing(event, done);
+        self.repost(extra);
+        extra
+    }
+
+    /// Like [`sleep_until`](Self::sleep_until) but leaves the absorbed wakeups to the caller, who
+    /// must [`repost`](Self::repost) them once it will not sleep on this semaphore again in the
+    /// same operation (otherwise it would consume its own re-posts). LWLock acquire loops use this
+    /// and re-post at the very end, as `LWLockAcquire` does.
+    pub fn sleep_absorbing(&self, event: WaitEvent, mut done: impl FnMut() -> bool) -> u32 {
+        self.report_wait_start(event);
+        let mut extra = 0;
+        loop {
+            self.sem.lock();
+            if done() {
+                break;
+            }
+            extra += 1;
+        }
+        self.report_wait_end();
+        extra
+    }
+
+    /// Re-posts `extra` absorbed wakeups so that their protocols still see them.
+    pub fn repost(&self, extra: u32) {
+        for _ in 0..extra {
+            self.sem.unlock();
+        }
+    }
+
+    /// A pseudo-random `f64` in `[0, 1)` from this record's xorshift state (owner only). Used for
+    /// the randomized spin backoff (`pg_prng_double`).
+    pub(crate) fn next_random(&self) -> f64 {
+        let mut x = self.rng.load(Ordering::Relaxed);
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng.store(x, Ordering::Relaxed);
+        (x >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Records per chunk of the table.
+const CHUNK_SHIFT: u32 = if cfg!(any(loom, shuttle)) { 2 } else { 6 };
+const CHUNK: usize = 1 << CHUNK_SHIFT;
+/// Chunks in the table: `MAX_CHUNKS * CHUNK` live threads at most (about one million).
+const MAX_CHUNKS: usize = if cfg!(any(loom, shuttle)) {
+    16
+} else {
+    1 << 14
+};
+
+/// The table of all records: `ProcGlobal->allProcs`, grown a chunk at a time.
+struct ProcTable {
+    /// Chunk pointers; a chunk is published once (Release) and never changes or goes away.
+    chunks: Box<[AtomicPtr<Proc>]>,
+    /// Number of records ever created (high-water mark); records below it exist.
+    created: AtomicU32,
+    /// Numbers of records whose thread exited, ready for reuse (`ProcGlobal->freeProcs`).
+    free: std::sync::Mutex<Vec<u32>>,
+    /// `ProcGlobal->spins_per_delay`: the shared estimate that threads start from and fold into.
+    pub(crate) spins_per_delay: AtomicU32,
+}
+
+impl ProcTable {
+    fn new() -> Self {
+        ProcTable {
+            chunks: (0..MAX_CHUNKS)
+                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+                .collect(),
+            created: AtomicU32::new(0),
+            free: std::sync::Mutex::new(Vec::new()),
+            spins_per_delay: AtomicU32::new(crate::s_lock::DEFAULT_SPINS_PER_DELAY),
+        }
+    }
+
+    fn get(&self, number: u32) -> Option<&'static Proc> {
+        let chunk = (number >> CHUNK_SHIFT) as usize;
+        let ptr = self.chunks.get(chunk)?.load(Ordering::Acquire);
+        if ptr.is_null() {
+            return None;
+        }
+        // SAFETY: a non-null chunk pointer was published (Release, paired with the Acquire load
+        // above) after the chunk's CHUNK records were fully initialised; chunks are leaked, never
+        // freed or moved, so the pointer is valid for 'static and the offset is within the chunk.
+        Some(unsafe { &*ptr.add(number as usize & (CHUNK - 1)) })
+    }
+
+    /// Takes a free record or creates one (`InitProcess`).
+    fn register(&self) -> &'static Proc {
+        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        let number = match free.pop() {
+            Some(n) => n,
+            None => {
+                let n = self.created.load(Ordering::Relaxed);
+                let chunk = (n >> CHUNK_SHIFT) as usize;
+                assert!(
+                    chunk < MAX_CHUNKS,
+                    "lwlock: too many live threads for the wait-record table"
+                );
+                if n as usize & (CHUNK - 1) == 0 {
+                    let records: Box<[Proc]> =
+                        (0..CHUNK as u32).map(|i| Proc::new(n + i)).collect();
+                    let ptr = Box::leak(records).as_mut_ptr();
+                    // Release: the records' initialisation happens-before any Acquire load of
+                    // the pointer in `get`.
+                    self.chunks[chunk].store(ptr, Ordering::Release);
+                }
+                // Release: samplers that see the new count also see the chunk.
+                self.created.store(n + 1, Ordering::Release);
+                n
+            }
+        };
+        drop(free);
+        let proc = self.get(number).expect("registered record exists");
+        proc.spins_per_delay.store(
+            self.spins_per_delay.load(Ordering::Relaxed),
+            Ordering::Relaxed,
+        );
+        proc.live.store(true, Ordering::Relaxed);
+        proc
+    }
+
+    /// Returns a record to the free list (`ProcKill`), folding its spin estimate into the shared
+    /// one as `(shared * 15 + local) / 16`.
+    fn unregister(&self, proc: &'static Proc) {
+        let local = proc.spins_per_delay.load(Ordering::Relaxed);
+        let shared = self.spins_per_delay.load(Ordering::Relaxed);
+        self.spins_per_delay
+            .store((shared * 15 + local) / 16, Ordering::Relaxed);
+        proc.report_wait_end();
+        proc.live.store(false, Ordering::Relaxed);
+        debug_assert_eq!(
+            proc.lw_waiting.load(Ordering::Relaxed),
+            lw_waiting::NOT_WAITING
+        );
+        self.free
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(proc.number);
+    }
+}
+
+#[cfg(not(any(loom, shuttle)))]
+fn table() -> &'static ProcTable {
+    static TABLE: std::sync::OnceLock<ProcTable> = std::sync::OnceLock::new();
+    TABLE.get_or_init(ProcTable::new)
+}
+
+#[cfg(loom)]
+fn table() -> &'static ProcTable {
+    loom::lazy_static! { static ref TABLE: ProcTable = ProcTable::new(); }
+    &TABLE
+}
+
+#[cfg(shuttle)]
+fn table() -> &'static ProcTable {
+    shuttle::lazy_static! { static ref TABLE: ProcTable = ProcTable::new(); }
+    &TABLE
+}
+
+/// The calling thread's claim on a record; returns it to the free list when the thread exits.
+struct ProcHandle(&'static Proc);
+
+impl Drop for ProcHandle {
+    fn drop(&mut self) {
+        table().unregister(self.0);
+    }
+}
+
+crate::sync::model_thread_local! {
+    static MY_PROC: ProcHandle = ProcHandle(table().register());
+}
+
+/// Calls `f` for every record currently owned by a live thread (for samplers).
+pub fn for_each_live(mut f: impl FnMut(&'static Proc)) {
+    let t = table();
+    let created = t.created.load(Ordering::Acquire);
+    for n in 0..created {
+        if let Some(p) = t.get(n) {
+            if p.live.load(Ordering::Relaxed) {
+                f(p);
+            }
+        }
+    }
+}
+
+/// The shared `spins_per_delay` estimate that new threads start from.
+pub fn shared_spins_per_delay() -> u32 {
+    table().spins_per_delay.load(Ordering::Relaxed)
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn semaphore_counts_posts() {
+        let s = Semaphore::new();
+        s.unlock();
+        s.unlock();
+        assert_eq!(s.count(), 2);
+        s.lock();
+        assert!(s.try_lock());
+        assert!(!s.try_lock());
+    }
+
+    #[test]
+    fn semaphore_wakes_sleeper() {
+        let p = Proc::current();
+        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let d = done.clone();
+        let number = p.number();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            d.store(true, std::sync::atomic::Ordering::Release);
+            Proc::by_number(number).sem().unlock();
+        });
+        p.sem().lock();
+        assert!(done.load(std::sync::atomic::Ordering::Acquire));
+        t.join().unwrap();
+    }
+
+    #[test]
+    fn sleep_until_absorbs_and_reposts_foreign_wakeups() {
+        let p = Proc::current();
+        let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let f = flag.clone();
+        let number = p.number();
+        let t = std::thread::spawn(move || {
+            let me = Proc::by_number(number);
+            me.sem().unlock(); // a foreign wakeup
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            f.store(true, std::sync::atomic::Ordering::Release);
+            me.sem().unlock(); // ours
+        });
+        let extra = p.sleep_until(WaitEvent::NONE, || {
+            flag.load(std::sync::atomic::Ordering::Acquire)
+        });
+        t.join().unwrap();
+        assert_eq!(extra, 1);
+        // The absorbed wakeup was re-posted for its owner protocol.
+        assert_eq!(p.sem().count(), 1);
+        p.sem().lock();
+    }
+
+    #[test]
+    fn records_are_per_thread_and_reused() {
+        let a = Proc::current().number();
+        let b = std::thread::spawn(|| Proc::current().number())
+            .join()
+            .unwrap();
+        assert_ne!(a, b);
+        // b's thread exited: its record is free again and a new thread may get it.
+        let mut seen = Vec::new();
+        for _ in 0..4 {
+            seen.push(
+                std::thread::spawn(|| Proc::current().number())
+                    .join()
+                    .unwrap(),
+            );
+        }
+        assert!(seen.iter().all(|n| *n != a));
+        assert_eq!(Proc::by_number(a).number(), a);
+    }
+
+    #[test]
+    fn live_records_are_sampled_with_their_wait() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let t = std::thread::spawn(move || {
+            let me = Proc::current();
+            me.report_wait_start(WaitEvent::lwlock(crate::Tranche::WAL_WRITE));
+            tx.send(me.number()).unwrap();
+            go_rx.recv().unwrap();
+            me.report_wait_end();
+        });
+        let n = rx.recv().unwrap();
+        let samples = crate::sample_waits();
+        let mine = samples
+            .iter()
+            .find(|s| s.proc == n)
+            .expect("live thread sampled");
+        assert_eq!(mine.event.to_string(), "LWLock:WALWrite");
+        go_tx.send(()).unwrap();
+        t.join().unwrap();
+    }
+}

@@ -1,0 +1,123 @@
+//! The one lock interface every lock in the project implements.
+//!
+//! [`RawLwLock`] is PostgreSQL's LWLock API (`LWLockAcquire`, `LWLockConditionalAcquire`,
+//! `LWLockAcquireOrWait`, `LWLockRelease`) as a raw, guard-less Rust trait, in the style of
+//! `lock_api::RawRwLock`: implementors promise mutual exclusion at the trait level; callers promise
+//! at each `unsafe` method that they hold what they release. Capabilities only some locks have are
+//! extension traits ([`RawLwLockVar`] for `LWLockWaitForVar`/`LWLockUpdateVar`).
+//!
+//! Generic code (FlexLock, the harness, the models) is written once against this trait, so a
+//! classic, atomic or parking_lot lock runs through the same code paths.
+
+use crate::stats::LockStats;
+use crate::sync::AtomicU64;
+use crate::wait_event::Tranche;
+
+/// The two lock modes (`LWLockMode`: `LW_SHARED`, `LW_EXCLUSIVE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Any number of shared holders, no exclusive holder.
+    Shared,
+    /// One exclusive holder and nothing else.
+    Exclusive,
+}
+
+/// The outcome of [`RawLwLock::acquire_or_wait`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[must_use = "if Acquired, the lock must be released"]
+pub enum AcquireOrWait {
+    /// The lock was free and is now held in the requested mode: release it.
+    Acquired,
+    /// The lock was busy; the caller waited until it was released and does **not** hold it.
+    Waited,
+}
+
+/// The outcome of [`RawLwLockVar::wait_for_var`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VarWait {
+    /// No exclusive holder (any more): the work the variable tracks is done.
+    Free,
+    /// The holder moved the variable away from `oldval`; here is its new value.
+    Changed(u64),
+}
+
+/// A shared/exclusive lock with PostgreSQL's LWLock operations.
+///
+/// # Safety (for implementors)
+/// * While any thread holds the lock in [`Mode::Exclusive`], no other thread holds it in any mode;
+///   any number may hold it in [`Mode::Shared`] together.
+/// * A successful acquire has Acquire semantics and a release has Release semantics, so that the
+///   protected data written in one critical section is visible in the next.
+/// * An acquire that unwinds leaves the lock not held by the caller.
+/// * [`conditional_acquire`](Self::conditional_acquire) never sleeps or blocks indefinitely.
+pub unsafe trait RawLwLock: Send + Sync {
+    /// Short name used by tests, benches and plots (`"atomic"`, `"classic"`, `"parking-lot"`).
+    const NAME: &'static str;
+
+    /// A new, free lock reporting its waits under `tranche`.
+    fn with_tranche(tranche: Tranche) -> Self
+    where
+        Self: Sized;
+
+    /// Takes the lock in `mode`, sleeping as long as necessary (`LWLockAcquire`). Returns `true`
+    /// if it was taken without sleeping.
+    ///
+    /// # Panics
+    /// If taking it in [`Mode::Shared`] would exceed the lock's shared-holder limit.
+    fn acquire(&self, mode: Mode) -> bool;
+
+    /// Takes the lock in `mode` only if that is possible right now, never sleeping
+    /// (`LWLockConditionalAcquire`). Returns whether it was taken.
+    fn conditional_acquire(&self, mode: Mode) -> bool;
+
+    /// Takes the lock in `mode` if it is free; otherwise waits until it is released and returns
+    /// without taking it (`LWLockAcquireOrWait`, made for WAL group flush: the caller re-checks
+    /// whether the holder did its work).
+    fn acquire_or_wait(&self, mode: Mode) -> AcquireOrWait;
+
+    /// Releases the lock held in `mode` (`LWLockRelease`), waking waiters as the design dictates.
+    ///
+    /// # Safety
+    /// The calling thread (or, for locks whose guards are `Send`, the owner the hold was handed to)
+    /// must hold the lock in `mode` from a successful acquire that has not been released yet.
+    unsafe fn release(&self, mode: Mode);
+
+    /// Whether anyone holds the lock in any mode right now (a racy snapshot; never perturbs the
+    /// lock).
+    fn is_locked(&self) -> bool;
+
+    /// Whether someone holds the lock exclusively right now (a racy snapshot).
+    fn is_locked_exclusive(&self) -> bool;
+
+    /// The tranche the lock reports its waits under.
+    fn tranche(&self) -> Tranche;
+
+    /// LWLOCK_STATS-style counters, when the lock keeps them (the `stats` feature).
+    fn stats(&self) -> Option<LockStats> {
+        None
+    }
+}
+
+/// Locks that protect a 64-bit progress variable beside the lock: `LWLockWaitForVar`,
+/// `LWLockUpdateVar` and `LWLockReleaseClearVar`, used by WAL insertion locks.
+pub trait RawLwLockVar: RawLwLock {
+    /// Waits until the lock has no exclusive holder or `var` differs from `oldval`
+    /// (`LWLockWaitForVar`). Shared holders are ignored.
+    ///
+    /// The first check reads the lock state without a barrier: if the caller needs to observe
+    /// state published before the holder's acquire, it must supply that ordering itself.
+    fn wait_for_var(&self, var: &AtomicU64, oldval: u64) -> VarWait;
+
+    /// Stores `val` into `var` and wakes the threads waiting on it in
+    /// [`wait_for_var`](Self::wait_for_var) (`LWLockUpdateVar`).
+    ///
+    /// # Safety
+    /// The caller must hold the lock exclusively.
+    unsafe fn update_var(&self, var: &AtomicU64, val: u64);
+
+    /// Stores `val` into `var`, then releases the exclusive lock (`LWLockReleaseClearVar`).
+    ///
+    /// # Safety
+    /// The caller must hold the lock exclusively.
+    unsafe fn release_clear_var(&self, var: &AtomicU64, val: u64);
+}

@@ -1,0 +1,371 @@
+//! The TAS spinlock and its adaptive spin/backoff: PostgreSQL's `s_lock.h` and `s_lock.c`.
+//!
+//! Mirrors `TAS`, `TAS_SPIN`, `S_UNLOCK`, `SPIN_DELAY` (`s_lock.h`) and `s_lock`,
+//! `perform_spin_delay`, `finish_spin_delay`, `s_lock_stuck` (`s_lock.c`).
+//!
+//! # Design
+//! * The first attempt is a plain test-and-set (`swap(true)`, an `xchg` on x86-64). While
+//!   spinning, the lock is read first and TAS is tried only when it looks free
+//!   (test-and-test-and-set, `TAS_SPIN`): spinning stays in the local cache.
+//! * Each failed probe executes one PAUSE ([`crate::sync::spin_loop`]). After `spins_per_delay`
+//!   probes the thread sleeps: the first sleep is [`SpinDelayConfig::min_delay_us`] (1 ms), each
+//!   next one grows by a random factor in [1, 2), and a delay past `max_delay_us` (1 s) wraps back
+//!   to the minimum instead of clamping, so that enough attempts happen.
+//! * After `num_delays` (1000) sleeps, "usually about 2 minutes", the lock is declared stuck and
+//!   the thread panics naming the lock (PostgreSQL raises PANIC).
+//! * `spins_per_delay` adapts per thread: +100 (up to 1000) after an acquisition that did not
+//!   sleep, −1 (down to 10) after one that did. It should converge to 1000 on a multiprocessor and
+//!   to 10 on a uniprocessor. Threads start from a shared estimate and fold theirs into it as
+//!   `(shared * 15 + local) / 16` when they exit (`InitProcess`/`ProcKill`).
+//!
+//! The same [`SpinDelay`] loop is reused by the atomic LWLock's wait-list bit, as `lwlock.c` does
+//! since 9.6.
+//!
+//! # Memory orderings
+//! TAS is `Acquire` (the lock's critical section may not move above it); `unlock` is a `Release`
+//! store (`S_UNLOCK`: earlier accesses may not move below it). The spinning pre-test is `Relaxed`:
+//! it only decides whether to try TAS, which does the ordering.
+
+use crate::proc::Proc;
+use crate::sync::{spin_loop, AtomicBool, Ordering};
+use crate::wait_event::{Tranche, WaitEvent};
+
+/// Lower bound of `spins_per_delay` (`MIN_SPINS_PER_DELAY`). Not 1: on Alpha the first TAS after
+/// a return from the kernel always failed.
+pub const MIN_SPINS_PER_DELAY: u32 = if cfg!(any(loom, shuttle)) { 1 } else { 10 };
+/// Upper bound of `spins_per_delay` (`MAX_SPINS_PER_DELAY`).
+pub const MAX_SPINS_PER_DELAY: u32 = if cfg!(any(loom, shuttle)) { 2 } else { 1000 };
+/// Initial `spins_per_delay` (`DEFAULT_SPINS_PER_DELAY`).
+pub const DEFAULT_SPINS_PER_DELAY: u32 = if cfg!(any(loom, shuttle)) { 1 } else { 100 };
+/// Sleeps before a spinlock is declared stuck (`NUM_DELAYS`).
+pub const NUM_DELAYS: u32 = 1000;
+/// First sleep, in microseconds (`MIN_DELAY_USEC`, 1 ms).
+pub const MIN_DELAY_USEC: u64 = 1000;
+/// Sleeps longer than this wrap back to the minimum (`MAX_DELAY_USEC`, 1 s).
+pub const MAX_DELAY_USEC: u64 = 1_000_000;
+/// Added to `spins_per_delay` after an acquisition without sleeping.
+pub const SPINS_INCREMENT: u32 = 100;
+
+/// The spin/backoff constants. [`SpinDelayConfig::POSTGRES`] holds PostgreSQL's values; tests use
+/// smaller ones to reach the stuck-spinlock panic quickly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SpinDelayConfig {
+    /// First sleep (µs).
+    pub min_delay_us: u64,
+    /// Wrap-around bound of the sleep (µs).
+    pub max_delay_us: u64,
+    /// Sleeps before panicking.
+    pub num_delays: u32,
+}
+
+impl SpinDelayConfig {
+    /// PostgreSQL's constants.
+    pub const POSTGRES: SpinDelayConfig = SpinDelayConfig {
+        min_delay_us: MIN_DELAY_USEC,
+        max_delay_us: MAX_DELAY_USEC,
+        num_delays: NUM_DELAYS,
+    };
+}
+
+/// One contended wait: `SpinDelayStatus` with `perform_spin_delay`/`finish_spin_delay`.
+///
+/// Publishes a [`WaitEvent::spin`] for its tranche while it exists.
+#[derive(Debug)]
+pub struct SpinDelay<'a> {
+    proc: &'static Proc,
+    config: &'a SpinDelayConfig,
+    tranche: Tranche,
+    spins: u32,
+    delays: u32,
+    cur_delay_us: u64,
+    spins_per_delay: u32,
+}
+
+impl<'a> SpinDelay<'a> {
+    /// Starts a contended wait on a lock of `tranche` (`init_local_spin_delay`).
+    pub fn new(tranche: Tranche, config: &'a SpinDelayConfig) -> Self {
+        let proc = Proc::current();
+        proc.report_wait_start(WaitEvent::spin(tranche));
+        SpinDelay {
+            proc,
+            config,
+            tranche,
+            spins: 0,
+            delays: 0,
+            cur_delay_us: 0,
+            spins_per_delay: proc.spins_per_delay.load(Ordering::Relaxed),
+        }
+    }
+
+    /// One failed probe (`perform_spin_delay`): PAUSE, and every `spins_per_delay` probes a
+    /// randomized, exponentially growing sleep.
+    ///
+    /// # Panics
+    /// After `num_delays` sleeps: "stuck spinlock detected".
+    pub fn perform(&mut self) {
+        spin_loop();
+        self.spins += 1;
+        if self.spins >= self.spins_per_delay {
+            self.delays += 1;
+            if self.delays > self.config.num_delays {
+                self.proc.report_wait_end();
+                panic!(
+                    "stuck spinlock detected on lock {:?} after {} delays",
+                    self.tranche.name(),
+                    self.config.num_delays
+                );
+            }
+            if self.cur_delay_us == 0 {
+                self.cur_delay_us = self.config.min_delay_us;
+            }
+            crate::sync::sleep_micros(self.cur_delay_us);
+            // Grow by a random fraction in [0, 1) of itself, rounded: a factor in [1, 2).
+            let grow = (self.cur_delay_us as f64 * self.proc.next_random() + 0.5) as u64;
+            self.cur_delay_us += grow;
+            if self.cur_delay_us > self.config.max_delay_us {
+                self.cur_delay_us = self.config.min_delay_us;
+            }
+            self.spins = 0;
+        }
+    }
+
+    /// Ends the wait (`finish_spin_delay`), adapting this thread's `spins_per_delay`. Returns the
+    /// number of sleeps, which LWLOCK_STATS adds to `spin_delay_count`.
+    pub fn finish(self) -> u32 {
+        let spd = if self.cur_delay_us == 0 {
+            (self.spins_per_delay + SPINS_INCREMENT).min(MAX_SPINS_PER_DELAY)
+        } else {
+            self.spins_per_delay
+                .saturating_sub(1)
+                .max(MIN_SPINS_PER_DELAY)
+        };
+        self.proc.spins_per_delay.store(spd, Ordering::Relaxed);
+        self.proc.report_wait_end();
+        self.delays
+    }
+}
+
+/// A test-and-set spinlock (`slock_t`), with no owner, no queue and no fairness.
+///
+/// Hold it for a few dozen instructions and never sleep or panic while holding it.
+#[derive(Debug)]
+pub struct SpinLock {
+    /// `true` while held. Set by a successful TAS (Acquire), cleared by `unlock` (Release).
+    locked: AtomicBool,
+}
+
+impl SpinLock {
+    /// An unlocked spinlock.
+    #[cfg(not(loom))]
+    pub const fn new() -> Self {
+        SpinLock {
+            locked: AtomicBool::new(false),
+        }
+    }
+    /// An unlocked spinlock.
+    #[cfg(loom)]
+    pub fn new() -> Self {
+        SpinLock {
+            locked: AtomicBool::new(false),
+        }
+    }
+
+    /// `TAS`: one test-and-set; true if the lock was taken.
+    #[inline(always)]
+    pub fn try_lock(&self) -> bool {
+        !self.locked.swap(true, Ordering::Acquire)
+    }
+
+    /// `S_LOCK`: takes the lock, spinning and backing off with PostgreSQL's constants. Returns the
+    /// number of backoff sleeps (0 on the fast path).
+    #[inline]
+    pub fn lock(&self, tranche: Tranche) -> u32 {
+        if self.try_lock() {
+            return 0;
+        }
+        self.lock_slow(tranche, &SpinDelayConfig::POSTGRES)
+    }
+
+    /// [`lock`](Self::lock) with explicit backoff constants.
+    pub fn lock_with(&self, tranche: Tranche, config: &SpinDelayConfig) -> u32 {
+        if self.try_lock() {
+            return 0;
+        }
+        self.lock_slow(tranche, config)
+    }
+
+    /// `s_lock`: spin with `TAS_SPIN` (test, then test-and-set) until taken.
+    #[cold]
+    fn lock_slow(&self, tranche: Tranche, config: &SpinDelayConfig) -> u32 {
+        let mut delay = SpinDelay::new(tranche, config);
+        loop {
+            // TAS_SPIN: read-only until the lock looks free.
+            if !self.locked.load(Ordering::Relaxed) && self.try_lock() {
+                return delay.finish();
+            }
+            delay.perform();
+        }
+    }
+
+    /// `S_UNLOCK`.
+    ///
+    /// # Safety
+    /// The caller must hold the lock.
+    #[inline(always)]
+    pub unsafe fn unlock(&self) {
+        debug_assert!(
+            self.locked.load(Ordering::Relaxed),
+            "unlocking a free spinlock"
+        );
+        self.locked.store(false, Ordering::Release);
+    }
+
+    /// Whether the lock is held right now (racy; for diagnostics).
+    pub fn is_locked(&self) -> bool {
+        self.locked.load(Ordering::Relaxed)
+    }
+}
+
+impl Default for SpinLock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn uncontended_lock_has_no_delays() {
+        let s = SpinLock::new();
+        assert_eq!(s.lock(Tranche::DEFAULT), 0);
+        assert!(s.is_locked());
+        assert!(!s.try_lock());
+        // SAFETY: held by this thread.
+        unsafe { s.unlock() };
+        assert!(!s.is_locked());
+    }
+
+    #[test]
+    fn spinlock_excludes_and_counts_delays() {
+        struct Counter(crate::sync::UnsafeCell<u64>);
+        // SAFETY: only accessed under the spinlock or after all threads joined.
+        unsafe impl Sync for Counter {}
+        let s = Arc::new(SpinLock::new());
+        let counter = Arc::new(Counter(crate::sync::UnsafeCell::new(0u64)));
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let (s, c) = (s.clone(), counter.clone());
+                std::thread::spawn(move || {
+                    for _ in 0..20_000 {
+                        s.lock(Tranche::DEFAULT);
+                        // SAFETY: the spinlock gives exclusive access.
+                        c.0.with_mut(|p| unsafe { *p += 1 });
+                        // SAFETY: held by this thread.
+                        unsafe { s.unlock() };
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        // SAFETY: all threads joined.
+        assert_eq!(counter.0.with(|p| unsafe { *p }), 160_000);
+    }
+
+    #[test]
+    fn spins_per_delay_rises_without_sleep_and_falls_after_sleep() {
+        let me = Proc::current();
+        me.spins_per_delay.store(100, Ordering::Relaxed);
+        let cfg = SpinDelayConfig {
+            min_delay_us: 1,
+            max_delay_us: 4,
+            num_delays: 1000,
+        };
+        let d = SpinDelay::new(Tranche::DEFAULT, &cfg);
+        assert_eq!(d.finish(), 0);
+        assert_eq!(me.spins_per_delay.load(Ordering::Relaxed), 200);
+        me.spins_per_delay.store(995, Ordering::Relaxed);
+        SpinDelay::new(Tranche::DEFAULT, &cfg).finish();
+        assert_eq!(
+            me.spins_per_delay.load(Ordering::Relaxed),
+            MAX_SPINS_PER_DELAY
+        );
+        // Force a sleep: spins_per_delay probes, then one delay.
+        me.spins_per_delay
+            .store(MIN_SPINS_PER_DELAY, Ordering::Relaxed);
+        let mut d = SpinDelay::new(Tranche::DEFAULT, &cfg);
+        for _ in 0..MIN_SPINS_PER_DELAY {
+            d.perform();
+        }
+        assert_eq!(d.finish(), 1);
+        assert_eq!(
+            me.spins_per_delay.load(Ordering::Relaxed),
+            MIN_SPINS_PER_DELAY
+        );
+    }
+
+    #[test]
+    fn delay_grows_by_factor_in_one_to_two_and_wraps() {
+        let me = Proc::current();
+        me.spins_per_delay
+            .store(MIN_SPINS_PER_DELAY, Ordering::Relaxed);
+        let cfg = SpinDelayConfig {
+            min_delay_us: 1,
+            max_delay_us: 50,
+            num_delays: 1000,
+        };
+        let mut d = SpinDelay::new(Tranche::DEFAULT, &cfg);
+        let mut wrapped = false;
+        let mut prev = 0;
+        for _ in 0..40 {
+            for _ in 0..MIN_SPINS_PER_DELAY {
+                d.perform();
+            }
+            let cur = d.cur_delay_us;
+            if prev != 0 && cur < prev {
+                assert_eq!(
+                    cur, cfg.min_delay_us,
+                    "a delay past the maximum wraps to the minimum"
+                );
+                wrapped = true;
+            } else if prev != 0 {
+                assert!(
+                    cur >= prev && cur <= 2 * prev,
+                    "grows by a factor in [1,2]: {prev}->{cur}"
+                );
+            }
+            prev = cur;
+        }
+        assert!(
+            wrapped,
+            "40 growing delays from 1µs must pass 50µs and wrap"
+        );
+        d.finish();
+    }
+
+    #[test]
+    fn stuck_spinlock_panics_naming_the_lock() {
+        let s = SpinLock::new();
+        assert!(s.try_lock());
+        let cfg = SpinDelayConfig {
+            min_delay_us: 1,
+            max_delay_us: 2,
+            num_delays: 3,
+        };
+        let t = crate::Tranche::register("StuckTestLock");
+        let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            s.lock_with(t, &cfg);
+        }))
+        .expect_err("a never-released spinlock must be declared stuck");
+        let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(
+            msg.contains("stuck spinlock") && msg.contains("StuckTestLock"),
+            "{msg}"
+        );
+        assert!(!Proc::current().wait_event().is_waiting());
+    }
+}

@@ -1,0 +1,213 @@
+//! The one place that names `std`, `loom` or `shuttle`.
+//!
+//! Every atomic, cell, spin hint, yield, sleep and futex call in the workspace goes through this
+//! module, so that `RUSTFLAGS="--cfg loom"` or `--cfg shuttle` swaps the whole project onto a model
+//! checker's types without touching a lock's code.
+//!
+//! * **std** (default): `std::sync::atomic`, `std::cell::UnsafeCell` wrapped to offer loom's
+//!   `with`/`with_mut` API, `atomic_wait` futexes.
+//! * **loom**: loom's atomics and `UnsafeCell` (so a missing ordering around protected data is
+//!   reported as a race). loom has no futex: [`Futex`] is emulated with a loom `Mutex` + `Condvar`
+//!   per futex word, with the kernel's "compare and sleep atomically with respect to wakers"
+//!   semantics, so a lost wakeup is reported as a deadlock rather than a livelock.
+//! * **shuttle**: shuttle's atomics (all SeqCst) and the same futex emulation.
+//!
+//! Spin loops call [`spin_loop`], which yields to the model under loom/shuttle (loom's scheduler
+//! is deliberately unfair and would otherwise report "exceeded maximum number of branches").
+
+#[cfg(not(any(loom, shuttle)))]
+pub use std::sync::atomic::{
+    fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Ordering,
+};
+
+#[cfg(loom)]
+pub use loom::sync::atomic::{
+    fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Ordering,
+};
+
+#[cfg(shuttle)]
+pub use shuttle::sync::atomic::{
+    fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Ordering,
+};
+
+#[cfg(all(loom, shuttle))]
+compile_error!("--cfg loom and --cfg shuttle are mutually exclusive");
+
+/// Thread spawning and thread-locals of the active backend.
+pub mod thread {
+    #[cfg(loom)]
+    pub use loom::thread::{current, spawn, yield_now, JoinHandle};
+    #[cfg(shuttle)]
+    pub use shuttle::thread::{current, spawn, yield_now, JoinHandle};
+    #[cfg(not(any(loom, shuttle)))]
+    pub use std::thread::{current, spawn, yield_now, JoinHandle};
+}
+
+#[cfg(loom)]
+pub use loom::thread_local as model_thread_local;
+#[cfg(shuttle)]
+pub use shuttle::thread_local as model_thread_local;
+#[cfg(not(any(loom, shuttle)))]
+pub use std::thread_local as model_thread_local;
+
+/// A spin-wait hint: PAUSE on x86 (`SPIN_DELAY()` in `s_lock.h`); a yield to the scheduler under
+/// loom and shuttle, so that spin loops are visible to the model.
+#[inline(always)]
+pub fn spin_loop() {
+    #[cfg(loom)]
+    loom::thread::yield_now();
+    #[cfg(shuttle)]
+    shuttle::thread::yield_now();
+    #[cfg(not(any(loom, shuttle)))]
+    std::hint::spin_loop();
+}
+
+/// Sleep for `micros` microseconds (`pg_usleep`). Under the models this is a yield: time does not
+/// exist there, only interleavings.
+pub fn sleep_micros(micros: u64) {
+    #[cfg(any(loom, shuttle))]
+    {
+        let _ = micros;
+        thread::yield_now();
+    }
+    #[cfg(not(any(loom, shuttle)))]
+    std::thread::sleep(std::time::Duration::from_micros(micros));
+}
+
+/// An `UnsafeCell` with loom's closure API on every backend.
+///
+/// Under loom the accesses are tracked, so a lock whose acquire/release orderings do not order
+/// the critical sections is reported as a data race on the protected value.
+#[derive(Debug)]
+pub struct UnsafeCell<T: ?Sized> {
+    #[cfg(loom)]
+    inner: loom::cell::UnsafeCell<T>,
+    #[cfg(not(loom))]
+    inner: std::cell::UnsafeCell<T>,
+}
+
+impl<T> UnsafeCell<T> {
+    /// Wraps `value`. `const` except under loom, whose cells are not.
+    #[cfg(not(loom))]
+    pub const fn new(value: T) -> Self {
+        UnsafeCell {
+            inner: std::cell::UnsafeCell::new(value),
+        }
+    }
+    /// Wraps `value`.
+    #[cfg(loom)]
+    pub fn new(value: T) -> Self {
+        UnsafeCell {
+            inner: loom::cell::UnsafeCell::new(value),
+        }
+    }
+    /// Consumes the cell, returning the value.
+    pub fn into_inner(self) -> T {
+        self.inner.into_inner()
+    }
+}
+
+impl<T: ?Sized> UnsafeCell<T> {
+    /// Runs `f` with a shared pointer to the value. The caller must ensure no concurrent writer.
+    #[inline(always)]
+    pub fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+        #[cfg(loom)]
+        return self.inner.with(f);
+        #[cfg(not(loom))]
+        f(self.inner.get())
+    }
+    /// Runs `f` with a unique pointer to the value. The caller must ensure exclusive access.
+    #[inline(always)]
+    pub fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        #[cfg(loom)]
+        return self.inner.with_mut(f);
+        #[cfg(not(loom))]
+        f(self.inner.get())
+    }
+    /// A raw pointer to the value, for callers that hand out references (guards). Untracked
+    /// under loom.
+    #[cfg(not(loom))]
+    #[inline(always)]
+    pub fn get(&self) -> *mut T {
+        self.inner.get()
+    }
+}
+
+/// A 32-bit futex word: `wait` sleeps only while the word still equals `expected`; `wake_*`
+/// wake sleepers. Spurious returns from `wait` are allowed, so callers re-check in a loop.
+#[derive(Debug)]
+pub struct Futex {
+    /// The futex word itself. Callers change it before calling `wake_*`.
+    pub word: AtomicU32,
+    #[cfg(loom)]
+    park: (loom::sync::Mutex<()>, loom::sync::Condvar),
+    #[cfg(shuttle)]
+    park: (shuttle::sync::Mutex<()>, shuttle::sync::Condvar),
+}
+
+impl Futex {
+    /// A futex word holding `value`.
+    #[cfg(not(any(loom, shuttle)))]
+    pub const fn new(value: u32) -> Self {
+        Futex {
+            word: AtomicU32::new(value),
+        }
+    }
+    /// A futex word holding `value`.
+    #[cfg(loom)]
+    pub fn new(value: u32) -> Self {
+        Futex {
+            word: AtomicU32::new(value),
+            park: (loom::sync::Mutex::new(()), loom::sync::Condvar::new()),
+        }
+    }
+    /// A futex word holding `value`.
+    #[cfg(shuttle)]
+    pub const fn new(value: u32) -> Self {
+        Futex {
+            word: AtomicU32::new(value),
+            park: (shuttle::sync::Mutex::new(()), shuttle::sync::Condvar::new()),
+        }
+    }
+
+    /// Sleeps while the word equals `expected` (FUTEX_WAIT). May return spuriously.
+    #[inline]
+    pub fn wait(&self, expected: u32) {
+        #[cfg(not(any(loom, shuttle)))]
+        atomic_wait::wait(&self.word, expected);
+        #[cfg(any(loom, shuttle))]
+        {
+            // The kernel compares and enqueues atomically with respect to FUTEX_WAKE; the shim
+            // mutex gives the same guarantee: a waker changes the word and then takes the mutex,
+            // so a waiter either sees the new value here or is already waiting on the condvar.
+            let guard = self.park.0.lock().unwrap();
+            if self.word.load(Ordering::SeqCst) == expected {
+                drop(self.park.1.wait(guard).unwrap());
+            }
+        }
+    }
+
+    /// Wakes one sleeper (FUTEX_WAKE 1).
+    #[inline]
+    pub fn wake_one(&self) {
+        #[cfg(not(any(loom, shuttle)))]
+        atomic_wait::wake_one(&self.word);
+        #[cfg(any(loom, shuttle))]
+        {
+            let _guard = self.park.0.lock().unwrap();
+            self.park.1.notify_one();
+        }
+    }
+
+    /// Wakes every sleeper (FUTEX_WAKE INT_MAX).
+    #[inline]
+    pub fn wake_all(&self) {
+        #[cfg(not(any(loom, shuttle)))]
+        atomic_wait::wake_all(&self.word);
+        #[cfg(any(loom, shuttle))]
+        {
+            let _guard = self.park.0.lock().unwrap();
+            self.park.1.notify_all();
+        }
+    }
+}

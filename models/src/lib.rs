@@ -1,0 +1,1 @@
+//! Model-checking helpers (the models themselves are in tests/).
