@@ -42,6 +42,8 @@ pub use atomic_state::{
 };
 pub use classic::RawClassicLwLock;
 pub use lock_api_adapter::{LockApiAdapter, Named};
+#[cfg(feature = "parking_lot")]
+pub use lock_api_adapter::ParkingLotLwLock;
 pub use proc::{Proc, Semaphore, INVALID_PROC};
 pub use raw::{AcquireOrWait, Mode, RawLwLock, RawLwLockVar, VarWait};
 #[cfg(not(loom))]

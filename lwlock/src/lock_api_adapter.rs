@@ -116,3 +116,12 @@ impl Named for crate::RawAtomicLwLock {
 impl Named for crate::RawClassicLwLock {
     const NAME: &'static str = "classic";
 }
+
+#[cfg(feature = "parking_lot")]
+impl Named for parking_lot::RawRwLock {
+    const NAME: &'static str = "parking-lot";
+}
+
+/// parking_lot's reader-writer lock as a lock of the trait (feature `parking_lot`).
+#[cfg(feature = "parking_lot")]
+pub type ParkingLotLwLock = LockApiAdapter<parking_lot::RawRwLock>;
