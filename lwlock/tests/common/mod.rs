@@ -1,0 +1,42 @@
+//! Test support: a watchdog that turns a hang into a test failure.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Aborts the test process if not dropped within `limit`: a hang fails the test instead of
+/// running into the CI timeout.
+pub struct Watchdog {
+    done: Arc<AtomicBool>,
+}
+
+impl Watchdog {
+    pub fn new(name: &'static str, limit: Duration) -> Self {
+        let done = Arc::new(AtomicBool::new(false));
+        let d = done.clone();
+        std::thread::spawn(move || {
+            let start = Instant::now();
+            while start.elapsed() < limit {
+                if d.load(Ordering::Acquire) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            eprintln!("watchdog: {name} did not finish within {limit:?}; waits: {:?}", {
+                lwlock::sample_waits()
+                    .iter()
+                    .filter(|s| s.event.is_waiting())
+                    .map(|s| format!("{}={}", s.proc, s.event))
+                    .collect::<Vec<_>>()
+            });
+            std::process::abort();
+        });
+        Watchdog { done }
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::Release);
+    }
+}
