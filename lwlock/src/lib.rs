@@ -52,5 +52,10 @@ pub use s_lock::{SpinDelayConfig, SpinLock};
 pub use stats::LockStats;
 pub use wait_event::{sample_waits, IpcEvent, Tranche, WaitClass, WaitEvent, WaitSample};
 
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
+
 /// Re-exported so that users name the same `lock_api` version the drop-in uses.
 pub use lock_api;
