@@ -1,1 +1,35 @@
-//! Group-commit locks (placeholder until the FlexLock lands).
+//! Group-commit locks over any LWLock of the [`lwlock::RawLwLock`] trait.
+//!
+//! * [`FlexLock`]: shared and exclusive guards plus a *group operation*: hand over a closure over
+//!   the protected value, get back its result, whether this thread ran it or another did.
+//!   * [`Policy::Leader`]: an elected leader runs the group (`ProcArrayGroupClearXid`, PostgreSQL
+//!     9.6+).
+//!   * [`Policy::LastReleaser`]: whoever releases the lock to free runs the queued operations (the
+//!     2011 FlexLock design of ProcArrayLock).
+//! * [`ClogGroupLock`]: the keyed variant, where only operations on the same CLOG page group
+//!   (`TransactionGroupUpdateXidStatus`, PostgreSQL 11+).
+//!
+//! Both are generic over the lock, so the classic, atomic and parking_lot locks can be measured
+//! with group commit on and off. Operations are not allocated: each lives on its submitter's stack
+//! and is linked through the submitter's wait record ([`lwlock::Proc`]). A panicking operation is
+//! caught where it runs and re-raised in its submitter; the rest of the group still runs.
+//!
+//! Feature `stats`: [`GroupStats`] (groups, group sizes, who ran each operation, clog fallbacks,
+//! exclusive acquisitions), read with [`FlexLock::stats`] / [`ClogGroupLock::stats`].
+//!
+//! Modules (named after the mechanism): `op` (the stack-allocated operation), `group_list` (the
+//! Treiber list, serving pass, wake and handover), `flex_group_commit` (FlexLock and both
+//! policies), `clog_group_update` (the keyed group).
+#![deny(missing_docs)]
+
+mod clog_group_update;
+mod flex_group_commit;
+mod group_list;
+mod op;
+mod stats;
+
+pub use clog_group_update::ClogGroupLock;
+pub use flex_group_commit::{
+    FlexConfig, FlexLock, FlexReadGuard, FlexWriteGuard, Policy, DEFAULT_MAX_GROUP,
+};
+pub use stats::GroupStats;

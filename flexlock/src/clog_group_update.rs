@@ -1,0 +1,135 @@
+//! The CLOG group update: a group operation with a key, where only operations on the same key
+//! (CLOG page) join a group.
+//!
+//! Mirrors `TransactionIdSetPageStatus` and `TransactionGroupUpdateXidStatus` (`clog.c`,
+//! PostgreSQL 11+, `baaf272ac9`), over `CLogControlLock` (`XactSLRULock` in 13, the per-bank SLRU
+//! locks in 17+).
+//!
+//! # Design
+//! As the leader policy of [`crate::FlexLock`] (try exclusively; else push; the thread that pushed
+//! onto an empty list leads), with one admission rule: before each push attempt a joiner compares
+//! its key with the key of the record *currently at the list head*; if they differ it does not join
+//! and falls back to a blocking exclusive acquire of its own (the `return false` of
+//! `TransactionGroupUpdateXidStatus`, then `LWLockAcquire` in `TransactionIdSetPageStatus`).
+//! Since every member passed the same test, a group normally has one key.
+//!
+//! **The documented race.** The head's key is read from a record that may have been served and
+//! re-pushed (to another group, even another lock) between our load of the head and our load of its
+//! key, so a joiner can be admitted on a stale key and a group can end up with several keys. Every
+//! operation still runs exactly once under the exclusive lock, so this costs efficiency only (in
+//! PostgreSQL 17+ the leader switches bank locks mid-walk for this case; here there is one lock).
+//!
+//! # State, invariants, memory orderings
+//! Those of [`crate::group_list`] and the leader policy in [`crate::FlexLock`]; the key is one more
+//! record field, stored Relaxed before the Release push and loaded Relaxed by joiners (any value it
+//! reads is safe, see the race above).
+
+use crate::flex_group_commit::{Core, FlexConfig, FlexReadGuard, FlexWriteGuard, Policy};
+use crate::stats::GroupStats;
+use lwlock::{IpcEvent, RawLwLock, Tranche, WaitEvent};
+
+/// `lwlock_mutant = "clog_ignore_key"`: deliberately broken, for the models only. A joiner ignores
+/// the page check and joins any non-empty list, so groups with several keys form without the race:
+/// a model (or the `clog_key_rule` tests) must see an operation with another key run by a leader.
+pub(crate) const MUTANT_IGNORE_KEY: bool = cfg!(lwlock_mutant = "clog_ignore_key");
+
+/// A lock over `L` whose exclusive operations on the same key are combined by an elected leader
+/// (the CLOG group update).
+///
+/// ```
+/// use flexlock::ClogGroupLock;
+/// use lwlock::RawAtomicLwLock;
+/// let clog = ClogGroupLock::<RawAtomicLwLock, Vec<u8>>::new(vec![0; 8]);
+/// clog.update(0, |page| page[3] = 1);
+/// assert_eq!(clog.read()[3], 1);
+/// ```
+pub struct ClogGroupLock<L: RawLwLock, T> {
+    core: Core<L, T>,
+}
+
+// SAFETY: as for `FlexLock`: the value moves with the lock.
+unsafe impl<L: RawLwLock, T: Send> Send for ClogGroupLock<L, T> {}
+// SAFETY: as for `FlexLock`: `&T` to many (T: Sync), `&mut T` to one thread at a time, possibly a
+// leader rather than the caller (T: Send).
+unsafe impl<L: RawLwLock, T: Send + Sync> Sync for ClogGroupLock<L, T> {}
+
+impl<L: RawLwLock, T> std::fmt::Debug for ClogGroupLock<L, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClogGroupLock")
+            .field("lock", &L::NAME)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<L: RawLwLock, T> ClogGroupLock<L, T> {
+    /// A lock in tranche [`Tranche::XACT_SLRU`] with the default group bound.
+    pub fn new(data: T) -> Self {
+        Self::with_config(
+            data,
+            FlexConfig {
+                tranche: Tranche::XACT_SLRU,
+                ..FlexConfig::new(Policy::Leader)
+            },
+        )
+    }
+
+    /// A lock with an explicit bound and tranche.
+    ///
+    /// # Panics
+    /// If `config.policy` is not [`Policy::Leader`] (the clog group update is leader-based), or
+    /// `config.max_group` is 0.
+    pub fn with_config(data: T, config: FlexConfig) -> Self {
+        assert!(
+            config.policy == Policy::Leader,
+            "flexlock: ClogGroupLock supports only Policy::Leader (got {:?})",
+            config.policy
+        );
+        ClogGroupLock {
+            core: Core::new(data, Policy::Leader, config.max_group, config.tranche),
+        }
+    }
+
+    /// Runs `op` under the exclusive lock, here or in the leader of a group of operations with the
+    /// same `key`, and returns its result. A panic in `op` is re-raised here.
+    ///
+    /// `op` must not take this lock and must not start another group operation.
+    pub fn update<R: Send>(&self, key: u64, op: impl FnOnce(&mut T) -> R + Send) -> R {
+        self.core
+            .group_leader(op, WaitEvent::ipc(IpcEvent::XactGroupUpdate), Some(key))
+    }
+
+    /// Takes the lock shared.
+    pub fn read(&self) -> FlexReadGuard<'_, L, T> {
+        self.core.read()
+    }
+
+    /// Takes the lock exclusively.
+    pub fn write(&self) -> FlexWriteGuard<'_, L, T> {
+        self.core.write()
+    }
+
+    /// Takes the lock exclusively if that is possible without waiting.
+    pub fn try_write(&self) -> Option<FlexWriteGuard<'_, L, T>> {
+        self.core.try_write()
+    }
+
+    /// Group counters (`Some` only with the `stats` feature).
+    pub fn stats(&self) -> Option<GroupStats> {
+        self.core.stats()
+    }
+
+    /// The wrapped lock.
+    pub fn raw(&self) -> &L {
+        self.core.raw()
+    }
+
+    /// The record number at the head of the group list, if any (a racy snapshot, for tests).
+    pub fn group_head(&self) -> Option<u32> {
+        self.core.group_head()
+    }
+
+    /// Consumes the lock, returning the value.
+    pub fn into_inner(self) -> T {
+        self.core.into_inner()
+    }
+}

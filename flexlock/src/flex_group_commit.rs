@@ -1,0 +1,696 @@
+//! The FlexLock: a lock of the [`RawLwLock`] trait with a group operation, under two policies.
+//!
+//! * [`Policy::Leader`] mirrors `ProcArrayEndTransaction` + `ProcArrayGroupClearXid` (PostgreSQL
+//!   9.6+, `0e141c0fbb`): try the exclusive lock conditionally; otherwise push onto the group list;
+//!   the thread that pushed onto an empty list is the leader: it takes the lock exclusively (new
+//!   members keep joining while it waits), detaches the whole list with one swap, runs every
+//!   member's operation, releases, and wakes the members.
+//! * [`Policy::LastReleaser`] mirrors the 2011 FlexLock design of ProcArrayLock (never committed;
+//!   reconstructed from its commit message): a thread that cannot get the lock exclusively queues
+//!   its operation; whoever releases the lock to free (the last shared holder, or the exclusive
+//!   holder) runs the queued operations under exclusive rights, then wakes the submitters.
+//!
+//! # Design
+//! Both policies share the group list and serving pass of [`crate::group_list`] and a bound
+//! `max_group` (CC-Synch's *h*) on the operations one server runs per hold; the rest of its chain
+//! is handed to the first unserved member, which takes the lock and continues.
+//!
+//! **Last releaser, race-free.** The trait has no "release, but keep it if someone queued" step,
+//! so the policy is built from two halves of a queue-then-recheck handshake (the same shape as the
+//! atomic LWLock's queue-then-recheck):
+//! * *submitter*: push the operation, `fence(SeqCst)`, try the lock exclusively once more; if that
+//!   succeeds, drain the queue itself (its own operation included, unless a drainer took it);
+//! * *releaser* (every release through this lock: write guard, read guard, direct group op): an
+//!   exclusive holder first drains the queue *while still holding*, so its release and the drain
+//!   are one hold; then it releases, `fence(SeqCst)`, loads the queue head and, if non-empty, tries
+//!   the lock exclusively and drains.
+//!
+//! By the two SeqCst fences, either the releaser's load sees the push, or the submitter's retry
+//! sees the release (or a later acquisition, whose holder will check the queue on its own release).
+//! So a queued operation is never stranded while the lock is free.
+//!
+//! **No shared holder sees half a group.** A group is run entirely inside one exclusive hold
+//! (the drainer holds exclusively from its first operation to its last; an exclusive holder's
+//! release is converted into the drain before the lock is given up). Shared holders exist only
+//! outside exclusive holds, so they see every group applied entirely or not at all. Further, as in
+//! the 2011 design ("the final releaser applies all pending clears before anyone can take a new
+//! snapshot"), a new reader that finds operations queued first takes the lock exclusively and
+//! drains them, so a snapshot taken after an operation was queued includes it. Consequence: a
+//! thread must not take a second read guard of a LastReleaser FlexLock it already reads (it may
+//! wait for its own first guard).
+//!
+//! # State
+//! The wrapped lock `L`, the group list head (`AtomicU32`, see [`crate::group_list`]), the value.
+//! Under `LastReleaser` the list is the pending queue; under `Leader` it is the forming group.
+//!
+//! # Invariants
+//! 1. Every operation passed to [`FlexLock::group`] runs exactly once, under the exclusive lock,
+//!    and its result (or panic) reaches the thread that passed it.
+//! 2. `LastReleaser`: if the queue is non-empty, then the lock is held by a thread that will check
+//!    the queue when it releases, or a handover target is about to take the lock, or a submitter
+//!    is about to retry the lock.
+//! 3. An operation's panic is caught where it runs; every other operation still runs, the lock is
+//!    released and every member is woken; the payload is re-raised in the submitter.
+//!
+//! # Memory orderings
+//! The list orderings are in [`crate::group_list`]. The two `fence(SeqCst)` calls are the
+//! store-load (Dekker) barrier of invariant 2: submitter "push; fence; try-acquire" against
+//! releaser "release; fence; load head". Without them both loads could miss both stores.
+
+use crate::group_list::{self, GroupList};
+use crate::op::Op;
+use crate::stats::{Counters, GroupStats, Stat};
+use lwlock::sync::{fence, Ordering, UnsafeCell};
+use lwlock::{IpcEvent, Mode, Proc, RawLwLock, Tranche, WaitEvent, INVALID_PROC};
+use std::marker::PhantomData;
+use std::ops::{Deref, DerefMut};
+
+/// `lwlock_mutant = "flex_no_recheck"`: deliberately broken, for the models only. A LastReleaser
+/// submitter does not retry the lock after queueing. If the holder released (and found the queue
+/// empty) between the submitter's failed attempt and its push, the operation is stranded and the
+/// submitter sleeps forever: a model must report the deadlock.
+const MUTANT_NO_RECHECK: bool = cfg!(lwlock_mutant = "flex_no_recheck");
+
+/// Operations one server runs per exclusive hold before handing the rest over, unless configured.
+///
+/// Measured with `examples/eot.rs` on the development machine (2 cores, 32 threads): throughput was
+/// flat from 16 upward (groups there rarely exceed 16 operations) and fell by about a third at 4,
+/// where handovers add lock acquisitions. 64 keeps handovers to pathological pile-ups.
+pub const DEFAULT_MAX_GROUP: usize = 64;
+
+/// How a FlexLock runs operations it cannot run at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Policy {
+    /// An elected leader takes the lock and runs the group (`ProcArrayGroupClearXid`, 9.6+).
+    Leader,
+    /// Whoever releases the lock to free runs the queued operations (the 2011 FlexLock).
+    LastReleaser,
+}
+
+/// Configuration of a [`FlexLock`] (and of a [`crate::ClogGroupLock`], which uses the leader
+/// policy only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlexConfig {
+    /// The policy.
+    pub policy: Policy,
+    /// The bound *h* on operations one server runs per exclusive hold before handing the rest of
+    /// its chain over (at least 1).
+    pub max_group: usize,
+    /// The tranche the lock reports its waits under.
+    pub tranche: Tranche,
+}
+
+impl FlexConfig {
+    /// `policy` with [`DEFAULT_MAX_GROUP`] and [`Tranche::PROC_ARRAY`].
+    pub const fn new(policy: Policy) -> Self {
+        FlexConfig {
+            policy,
+            max_group: DEFAULT_MAX_GROUP,
+            tranche: Tranche::PROC_ARRAY,
+        }
+    }
+}
+
+impl Default for FlexConfig {
+    fn default() -> Self {
+        Self::new(Policy::Leader)
+    }
+}
+
+/// What a drain found of the calling thread's own queued operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mine {
+    /// Not on any chain this drain served: someone else will run it and post us.
+    NotSeen,
+    /// Served by this drain.
+    Done,
+    /// The rest of a chain starting with it was handed to us: take the lock and serve it.
+    HandedOver,
+}
+
+/// The lock, the list and the value: everything both lock types share.
+pub(crate) struct Core<L, T> {
+    raw: L,
+    list: GroupList,
+    policy: Policy,
+    max_group: usize,
+    stats: Counters,
+    data: UnsafeCell<T>,
+}
+
+impl<L: RawLwLock, T> Core<L, T> {
+    pub(crate) fn new(data: T, policy: Policy, max_group: usize, tranche: Tranche) -> Self {
+        assert!(max_group >= 1, "flexlock: max_group must be at least 1");
+        Core {
+            raw: L::with_tranche(tranche),
+            list: GroupList::new(),
+            policy,
+            max_group,
+            stats: Counters::new(),
+            data: UnsafeCell::new(data),
+        }
+    }
+
+    pub(crate) fn raw(&self) -> &L {
+        &self.raw
+    }
+
+    pub(crate) fn stats(&self) -> Option<GroupStats> {
+        self.stats.snapshot()
+    }
+
+    pub(crate) fn bump(&self, which: Stat) {
+        self.stats.bump(which, 1);
+    }
+
+    pub(crate) fn group_head(&self) -> Option<u32> {
+        let h = self.list.head();
+        (h != INVALID_PROC).then_some(h)
+    }
+
+    pub(crate) fn into_inner(self) -> T {
+        self.data.into_inner()
+    }
+
+    /// A pointer to the value for guards (untracked under loom beyond this instant).
+    #[inline]
+    fn data_ptr(&self) -> *mut T {
+        #[cfg(not(loom))]
+        return self.data.get();
+        #[cfg(loom)]
+        return self.data.with_mut(|p| p);
+    }
+
+    // ---- guards ----------------------------------------------------------------------------
+
+    pub(crate) fn read(&self) -> FlexReadGuard<'_, L, T> {
+        if self.policy == Policy::LastReleaser && self.list.head() != INVALID_PROC {
+            // Queued operations go before a new reader (the 2011 design): drain them first.
+            drop(self.write());
+        }
+        self.raw.acquire(Mode::Shared);
+        FlexReadGuard {
+            core: self,
+            _not_send: PhantomData,
+        }
+    }
+
+    pub(crate) fn try_read(&self) -> Option<FlexReadGuard<'_, L, T>> {
+        if self.policy == Policy::LastReleaser && self.list.head() != INVALID_PROC {
+            return None;
+        }
+        self.raw
+            .conditional_acquire(Mode::Shared)
+            .then_some(FlexReadGuard {
+                core: self,
+                _not_send: PhantomData,
+            })
+    }
+
+    pub(crate) fn write(&self) -> FlexWriteGuard<'_, L, T> {
+        self.raw.acquire(Mode::Exclusive);
+        self.bump(Stat::ExclusiveAcquires);
+        FlexWriteGuard {
+            core: self,
+            _not_send: PhantomData,
+        }
+    }
+
+    pub(crate) fn try_write(&self) -> Option<FlexWriteGuard<'_, L, T>> {
+        if !self.raw.conditional_acquire(Mode::Exclusive) {
+            return None;
+        }
+        self.bump(Stat::ExclusiveAcquires);
+        Some(FlexWriteGuard {
+            core: self,
+            _not_send: PhantomData,
+        })
+    }
+
+    /// Releases an exclusive hold (LastReleaser: after draining the queue).
+    ///
+    /// # Safety
+    /// The calling thread holds the lock exclusively (through a guard being dropped).
+    unsafe fn release_exclusive(&self) {
+        match self.policy {
+            Policy::Leader => {
+                // SAFETY: the caller holds it exclusively.
+                unsafe { self.raw.release(Mode::Exclusive) }
+            }
+            Policy::LastReleaser => {
+                // SAFETY: the caller holds it exclusively; a thread releasing a guard is not on the
+                // queue (it is not inside `group`), so its own operation cannot be met.
+                let mine = unsafe { self.drain_release(INVALID_PROC, INVALID_PROC) };
+                debug_assert_eq!(mine, Mine::NotSeen);
+            }
+        }
+    }
+
+    /// Releases a shared hold (LastReleaser: then drains, if the lock is free and ops are queued).
+    ///
+    /// # Safety
+    /// The calling thread holds the lock shared.
+    unsafe fn release_shared(&self) {
+        // SAFETY: the caller holds it shared.
+        unsafe { self.raw.release(Mode::Shared) };
+        if self.policy == Policy::LastReleaser {
+            self.recheck_after_release(INVALID_PROC);
+        }
+    }
+
+    /// The releaser half of the handshake: after a release, if operations are queued and the lock
+    /// can be had, drain them. Returns what happened to `me`'s operation.
+    fn recheck_after_release(&self, me: u32) -> Mine {
+        // SeqCst fence: pairs with the submitter's fence in `group_last_releaser` (Dekker).
+        fence(Ordering::SeqCst);
+        if self.list.head() == INVALID_PROC || !self.raw.conditional_acquire(Mode::Exclusive) {
+            return Mine::NotSeen;
+        }
+        self.bump(Stat::ExclusiveAcquires);
+        // SAFETY: just acquired exclusively.
+        unsafe { self.drain_release(INVALID_PROC, me) }
+    }
+
+    /// Runs `chain` (if any) and then every batch detached from the queue, under the exclusive hold
+    /// the caller has, at most `max_group` operations; releases; wakes; hands the remainder over or
+    /// re-checks the queue. `me` is the caller's record number if it has an operation queued
+    /// (`INVALID_PROC` otherwise).
+    ///
+    /// # Safety
+    /// The calling thread holds the lock exclusively; `chain` is `INVALID_PROC` or a chain the
+    /// caller owns (a handover to `me`).
+    unsafe fn drain_release(&self, mut chain: u32, me: u32) -> Mine {
+        let mut mine = Mine::NotSeen;
+        let mut total = 0usize;
+        loop {
+            let mut done_first = INVALID_PROC;
+            let mut done_last = INVALID_PROC;
+            let mut budget = self.max_group;
+            let mut rest = INVALID_PROC;
+            self.data.with_mut(|data| loop {
+                if chain == INVALID_PROC {
+                    chain = self.list.detach_fifo();
+                    if chain == INVALID_PROC {
+                        break;
+                    }
+                }
+                // SAFETY: we hold the lock exclusively (caller contract, or re-acquired below) and
+                // `data` is its value; `chain` was detached by us or handed to us (owned), and
+                // every op on it was submitted to this lock.
+                let s = unsafe {
+                    group_list::serve(chain, budget, data as *mut (), me, &self.stats)
+                };
+                if done_first == INVALID_PROC {
+                    done_first = s.first;
+                } else {
+                    // Append this batch to the wake chain; the previous batch was served
+                    // entirely, so its last link was INVALID and nobody else reads it.
+                    Proc::by_number(done_last)
+                        .group
+                        .next
+                        .store(s.first, Ordering::Relaxed);
+                }
+                done_last = s.last;
+                budget -= s.count;
+                total += s.count;
+                chain = INVALID_PROC;
+                if budget == 0 {
+                    rest = s.rest;
+                    break;
+                }
+            });
+            // SAFETY: held exclusively since the caller's acquire or ours below.
+            unsafe { self.raw.release(Mode::Exclusive) };
+            if group_list::wake(done_first, done_last, me) {
+                mine = Mine::Done;
+            }
+            if rest != INVALID_PROC {
+                // The first unserved member takes the lock and goes on (it will also drain the
+                // queue, so invariant 2 holds without our re-check).
+                if group_list::hand_over(rest, me) {
+                    mine = Mine::HandedOver;
+                }
+                return mine;
+            }
+            // The releaser half of the handshake (see `recheck_after_release`).
+            fence(Ordering::SeqCst);
+            if self.list.head() == INVALID_PROC {
+                return mine;
+            }
+            if total >= self.max_group {
+                // Served our share: hand the queue to its oldest member instead of looping.
+                let chain = self.list.detach_fifo();
+                if chain != INVALID_PROC && group_list::hand_over(chain, me) {
+                    mine = Mine::HandedOver;
+                }
+                return mine;
+            }
+            if !self.raw.conditional_acquire(Mode::Exclusive) {
+                // The holder checks the queue when it releases (invariant 2).
+                return mine;
+            }
+            self.bump(Stat::ExclusiveAcquires);
+        }
+    }
+
+    // ---- group operations ------------------------------------------------------------------
+
+    /// Runs `f` at once if the lock can be had exclusively without waiting. The release goes
+    /// through the policy (LastReleaser drains), also if `f` panics.
+    fn try_direct<R, F: FnOnce(&mut T) -> R>(&self, f: F) -> Result<R, F> {
+        let Some(guard) = self.try_write() else {
+            return Err(f);
+        };
+        self.bump(Stat::OpsBySelf);
+        // SAFETY: `guard` holds the lock exclusively until after this closure (if `f` panics, the
+        // guard is dropped while unwinding, after the closure's frame is gone).
+        let r = self.data.with_mut(move |data| f(unsafe { &mut *data }));
+        drop(guard);
+        Ok(r)
+    }
+
+    /// The leader protocol (`ProcArrayGroupClearXid`; with `key`, `TransactionGroupUpdateXidStatus`).
+    pub(crate) fn group_leader<R, F>(&self, f: F, event: WaitEvent, key: Option<u64>) -> R
+    where
+        F: FnOnce(&mut T) -> R + Send,
+        R: Send,
+    {
+        let f = match self.try_direct(f) {
+            Ok(r) => return r,
+            Err(f) => f,
+        };
+        let me = Proc::current();
+        let op = Op::<T, F, R>::new(f);
+        group_list::prepare(me, op.header(), key.unwrap_or(0));
+        let pushed = self.list.push_if(me, |head| match key {
+            None => true,
+            // The clog page rule: join only a list whose head has my key. The head may be a
+            // record that has moved on to another group (the documented race): still correct.
+            Some(k) => {
+                crate::clog_group_update::MUTANT_IGNORE_KEY
+                    || head == INVALID_PROC
+                    || Proc::by_number(head).group.key.load(Ordering::Relaxed) == k
+            }
+        });
+        let prev = match pushed {
+            Ok(prev) => prev,
+            Err(_) => {
+                // Clog fallback: a blocking exclusive acquire of our own.
+                group_list::unprepare(me);
+                self.bump(Stat::ClogFallbacks);
+                let guard = self.write();
+                self.bump(Stat::OpsBySelf);
+                // SAFETY: `guard` holds the lock exclusively; `data_ptr` is its value; the op is
+                // ours and has not run.
+                self.data
+                    .with_mut(|data| unsafe { op.run_here(data) });
+                drop(guard);
+                return op.take();
+            }
+        };
+        // Leader: Some(INVALID) = detach the list; Some(me) = serve the chain handed to me.
+        let mut lead = (prev == INVALID_PROC).then_some(INVALID_PROC);
+        loop {
+            match lead {
+                None => {
+                    me.sleep_until(event, || !me.group.member.load(Ordering::Acquire));
+                    if op.take_handover() {
+                        lead = Some(me.number());
+                        continue;
+                    }
+                    break;
+                }
+                Some(handed) => {
+                    self.raw.acquire(Mode::Exclusive);
+                    self.bump(Stat::ExclusiveAcquires);
+                    let chain = if handed == INVALID_PROC {
+                        // Closes the group: later arrivals start the next one.
+                        self.list.detach_fifo()
+                    } else {
+                        handed
+                    };
+                    // We pushed onto an empty list, so we are the oldest member: first in line.
+                    debug_assert_eq!(chain, me.number());
+                    let s = self.data.with_mut(|data| {
+                        // SAFETY: held exclusively just above; the chain was detached by us or
+                        // handed to us; all its ops were submitted to this lock.
+                        unsafe {
+                            group_list::serve(
+                                chain,
+                                self.max_group,
+                                data as *mut (),
+                                me.number(),
+                                &self.stats,
+                            )
+                        }
+                    });
+                    // SAFETY: acquired exclusively above.
+                    unsafe { self.raw.release(Mode::Exclusive) };
+                    let served_me = group_list::wake(s.first, s.last, me.number());
+                    debug_assert!(served_me);
+                    if s.rest != INVALID_PROC {
+                        let to_me = group_list::hand_over(s.rest, me.number());
+                        debug_assert!(!to_me);
+                    }
+                    break;
+                }
+            }
+        }
+        op.take()
+    }
+
+    /// The last-releaser protocol (the 2011 FlexLock).
+    fn group_last_releaser<R, F>(&self, f: F) -> R
+    where
+        F: FnOnce(&mut T) -> R + Send,
+        R: Send,
+    {
+        let f = match self.try_direct(f) {
+            Ok(r) => return r,
+            Err(f) => f,
+        };
+        let me = Proc::current();
+        let op = Op::<T, F, R>::new(f);
+        group_list::prepare(me, op.header(), 0);
+        let pushed = self.list.push_if(me, |_| true);
+        debug_assert!(pushed.is_ok());
+        let mut mine = Mine::NotSeen;
+        if !MUTANT_NO_RECHECK {
+            // The submitter half of the handshake: the holder may have released (finding the
+            // queue empty) after our failed attempt; if the lock is free now, drain it ourselves.
+            // SeqCst fence: pairs with the releaser's fence (module docs).
+            fence(Ordering::SeqCst);
+            if self.raw.conditional_acquire(Mode::Exclusive) {
+                self.bump(Stat::ExclusiveAcquires);
+                // SAFETY: just acquired exclusively.
+                mine = unsafe { self.drain_release(INVALID_PROC, me.number()) };
+            }
+        }
+        loop {
+            match mine {
+                Mine::Done => break,
+                Mine::HandedOver => {
+                    self.raw.acquire(Mode::Exclusive);
+                    self.bump(Stat::ExclusiveAcquires);
+                    // SAFETY: just acquired exclusively; the chain starting at our record was
+                    // handed to us (we own it).
+                    mine = unsafe { self.drain_release(me.number(), me.number()) };
+                }
+                Mine::NotSeen => {
+                    let event = WaitEvent::ipc(IpcEvent::FlexLockGroupUpdate);
+                    me.sleep_until(event, || !me.group.member.load(Ordering::Acquire));
+                    if !op.take_handover() {
+                        break;
+                    }
+                    mine = Mine::HandedOver;
+                }
+            }
+        }
+        op.take()
+    }
+}
+
+/// A shared/exclusive lock over `L` whose exclusive operations can be combined: see the
+/// [module docs](self) for the two policies.
+///
+/// ```
+/// use flexlock::{FlexLock, Policy};
+/// use lwlock::RawAtomicLwLock;
+/// let lock = FlexLock::<RawAtomicLwLock, Vec<u32>>::new(vec![0; 4], Policy::Leader);
+/// let old = lock.group(|v| std::mem::replace(&mut v[2], 7));
+/// assert_eq!(old, 0);
+/// assert_eq!(lock.read()[2], 7);
+/// ```
+pub struct FlexLock<L: RawLwLock, T> {
+    core: Core<L, T>,
+}
+
+// SAFETY: the value is moved with the lock; `L` is Send by the trait's supertrait.
+unsafe impl<L: RawLwLock, T: Send> Send for FlexLock<L, T> {}
+// SAFETY: shared access hands `&T` to several threads (T: Sync) and `&mut T` to one thread at a
+// time, possibly not the caller's (group operations run on a server thread: T: Send).
+unsafe impl<L: RawLwLock, T: Send + Sync> Sync for FlexLock<L, T> {}
+
+impl<L: RawLwLock, T> std::fmt::Debug for FlexLock<L, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FlexLock")
+            .field("lock", &L::NAME)
+            .field("policy", &self.core.policy)
+            .field("max_group", &self.core.max_group)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<L: RawLwLock, T> FlexLock<L, T> {
+    /// A lock with `policy`, [`DEFAULT_MAX_GROUP`] and tranche [`Tranche::PROC_ARRAY`].
+    pub fn new(data: T, policy: Policy) -> Self {
+        Self::with_config(data, FlexConfig::new(policy))
+    }
+
+    /// A lock with an explicit configuration.
+    ///
+    /// # Panics
+    /// If `config.max_group` is 0.
+    pub fn with_config(data: T, config: FlexConfig) -> Self {
+        FlexLock {
+            core: Core::new(data, config.policy, config.max_group, config.tranche),
+        }
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> Policy {
+        self.core.policy
+    }
+
+    /// Takes the lock shared. Under `LastReleaser`, queued operations are applied first.
+    pub fn read(&self) -> FlexReadGuard<'_, L, T> {
+        self.core.read()
+    }
+
+    /// Takes the lock shared if that is possible without waiting (and, under `LastReleaser`, no
+    /// operation is queued).
+    pub fn try_read(&self) -> Option<FlexReadGuard<'_, L, T>> {
+        self.core.try_read()
+    }
+
+    /// Takes the lock exclusively. Under `LastReleaser`, dropping the guard applies the operations
+    /// queued meanwhile before the lock is released.
+    pub fn write(&self) -> FlexWriteGuard<'_, L, T> {
+        self.core.write()
+    }
+
+    /// Takes the lock exclusively if that is possible without waiting.
+    pub fn try_write(&self) -> Option<FlexWriteGuard<'_, L, T>> {
+        self.core.try_write()
+    }
+
+    /// Runs `op` on the value under the exclusive lock, here or on another thread (the leader, or
+    /// the last releaser), and returns its result. If `op` panics, the panic is re-raised here
+    /// after the rest of the group ran and the lock was released.
+    ///
+    /// `op` must not take this lock (it runs while it is held exclusively) and must not start
+    /// another group operation on any lock (it may run as part of a group; this panics).
+    pub fn group<R: Send>(&self, op: impl FnOnce(&mut T) -> R + Send) -> R {
+        match self.core.policy {
+            Policy::Leader => self.core.group_leader(
+                op,
+                WaitEvent::ipc(IpcEvent::ProcArrayGroupUpdate),
+                None,
+            ),
+            Policy::LastReleaser => self.core.group_last_releaser(op),
+        }
+    }
+
+    /// Group counters (`Some` only with the `stats` feature).
+    pub fn stats(&self) -> Option<GroupStats> {
+        self.core.stats()
+    }
+
+    /// The wrapped lock.
+    pub fn raw(&self) -> &L {
+        self.core.raw()
+    }
+
+    /// The record number at the head of the group list (the newest member), if any: a racy
+    /// snapshot for tests and diagnostics.
+    pub fn group_head(&self) -> Option<u32> {
+        self.core.group_head()
+    }
+
+    /// Consumes the lock, returning the value.
+    pub fn into_inner(self) -> T {
+        self.core.into_inner()
+    }
+}
+
+/// A shared hold of a [`FlexLock`] or [`crate::ClogGroupLock`].
+#[must_use = "the lock is released when the guard is dropped"]
+pub struct FlexReadGuard<'a, L: RawLwLock, T> {
+    core: &'a Core<L, T>,
+    /// Released on the thread that acquired it.
+    _not_send: PhantomData<*const ()>,
+}
+
+// SAFETY: a shared guard only hands out `&T`.
+unsafe impl<L: RawLwLock, T: Sync> Sync for FlexReadGuard<'_, L, T> {}
+
+impl<L: RawLwLock, T> Deref for FlexReadGuard<'_, L, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: the lock is held shared for the guard's life: no `&mut T` exists meanwhile.
+        unsafe { &*self.core.data_ptr() }
+    }
+}
+
+impl<L: RawLwLock, T> Drop for FlexReadGuard<'_, L, T> {
+    fn drop(&mut self) {
+        // SAFETY: this guard holds the lock shared.
+        unsafe { self.core.release_shared() }
+    }
+}
+
+impl<L: RawLwLock, T: std::fmt::Debug> std::fmt::Debug for FlexReadGuard<'_, L, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
+/// An exclusive hold of a [`FlexLock`] or [`crate::ClogGroupLock`].
+#[must_use = "the lock is released when the guard is dropped"]
+pub struct FlexWriteGuard<'a, L: RawLwLock, T> {
+    core: &'a Core<L, T>,
+    /// Released on the thread that acquired it.
+    _not_send: PhantomData<*const ()>,
+}
+
+// SAFETY: `&FlexWriteGuard` only hands out `&T`.
+unsafe impl<L: RawLwLock, T: Sync> Sync for FlexWriteGuard<'_, L, T> {}
+
+impl<L: RawLwLock, T> Deref for FlexWriteGuard<'_, L, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: the lock is held exclusively for the guard's life.
+        unsafe { &*self.core.data_ptr() }
+    }
+}
+
+impl<L: RawLwLock, T> DerefMut for FlexWriteGuard<'_, L, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: the lock is held exclusively for the guard's life, and `&mut self` makes this
+        // the only reference derived from the guard.
+        unsafe { &mut *self.core.data_ptr() }
+    }
+}
+
+impl<L: RawLwLock, T> Drop for FlexWriteGuard<'_, L, T> {
+    fn drop(&mut self) {
+        // SAFETY: this guard holds the lock exclusively.
+        unsafe { self.core.release_exclusive() }
+    }
+}
+
+impl<L: RawLwLock, T: std::fmt::Debug> std::fmt::Debug for FlexWriteGuard<'_, L, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
+}
