@@ -297,9 +297,8 @@ impl<L: RawLwLock, T> Core<L, T> {
                 // SAFETY: we hold the lock exclusively (caller contract, or re-acquired below) and
                 // `data` is its value; `chain` was detached by us or handed to us (owned), and
                 // every op on it was submitted to this lock.
-                let s = unsafe {
-                    group_list::serve(chain, budget, data as *mut (), me, &self.stats)
-                };
+                let s =
+                    unsafe { group_list::serve(chain, budget, data as *mut (), me, &self.stats) };
                 if done_first == INVALID_PROC {
                     done_first = s.first;
                 } else {
@@ -402,8 +401,7 @@ impl<L: RawLwLock, T> Core<L, T> {
                 self.bump(Stat::OpsBySelf);
                 // SAFETY: `guard` holds the lock exclusively; `data_ptr` is its value; the op is
                 // ours and has not run.
-                self.data
-                    .with_mut(|data| unsafe { op.run_here(data) });
+                self.data.with_mut(|data| unsafe { op.run_here(data) });
                 drop(guard);
                 return op.take();
             }
@@ -413,7 +411,7 @@ impl<L: RawLwLock, T> Core<L, T> {
         loop {
             match lead {
                 None => {
-                    me.sleep_until(event, || !me.group.member.load(Ordering::Acquire));
+                    op.wait(me, event);
                     if op.take_handover() {
                         lead = Some(me.number());
                         continue;
@@ -497,8 +495,7 @@ impl<L: RawLwLock, T> Core<L, T> {
                     mine = unsafe { self.drain_release(me.number(), me.number()) };
                 }
                 Mine::NotSeen => {
-                    let event = WaitEvent::ipc(IpcEvent::FlexLockGroupUpdate);
-                    me.sleep_until(event, || !me.group.member.load(Ordering::Acquire));
+                    op.wait(me, WaitEvent::ipc(IpcEvent::FlexLockGroupUpdate));
                     if !op.take_handover() {
                         break;
                     }
@@ -592,11 +589,10 @@ impl<L: RawLwLock, T> FlexLock<L, T> {
     /// another group operation on any lock (it may run as part of a group; this panics).
     pub fn group<R: Send>(&self, op: impl FnOnce(&mut T) -> R + Send) -> R {
         match self.core.policy {
-            Policy::Leader => self.core.group_leader(
-                op,
-                WaitEvent::ipc(IpcEvent::ProcArrayGroupUpdate),
-                None,
-            ),
+            Policy::Leader => {
+                self.core
+                    .group_leader(op, WaitEvent::ipc(IpcEvent::ProcArrayGroupUpdate), None)
+            }
             Policy::LastReleaser => self.core.group_last_releaser(op),
         }
     }

@@ -7,8 +7,10 @@
 //! on the head; a server takes the whole list with one `swap(INVALID)` (no per-element pop, so no
 //! ABA although records are re-pushed), reverses it so that it serves in arrival order, runs up to
 //! `max_group` operations under the exclusive lock, releases the lock, and then wakes the members
-//! it served: clear `next`, Release-store `member = false`, post the member's semaphore (never its
-//! own). If operations remain beyond the bound, the rest of the chain is handed to its first member
+//! it served: clear `next`, Release-store `member = false`, mark the member's op done and post
+//! the member's semaphore if it sleeps (never its own). Unlike PostgreSQL, a member first spins
+//! briefly on its op's completion state before sleeping (see [`crate::op`]), so a small group
+//! served by a leader on another core costs no system call. If operations remain beyond the bound, the rest of the chain is handed to its first member
 //! (CC-Synch's combiner handover): that member is woken with its op's `handover` flag set and
 //! becomes the server of the rest.
 //!
@@ -32,18 +34,20 @@
 //!    `member` goes false (a handover clears `member` without running it, and sets `handover`; the
 //!    member then serves it itself).
 //! 4. A member that did not serve its own operation is posted exactly once (by its server or by a
-//!    handover) and sleeps on its semaphore at least once, so posts balance; foreign wakeups are
-//!    absorbed and re-posted (`extraWaits`).
+//!    handover) if and only if it announced that it sleeps (op state SLEEPING before the server's
+//!    `complete` swap), so posts and sleeps balance; foreign wakeups are absorbed and re-posted
+//!    (`extraWaits`).
 //!
 //! # Memory orderings
 //! * Push CAS: Release on success publishes `next`, `op`, `key` and `member` (Relaxed stores
 //!   before it) and the op's closure to the server. Relaxed on failure: nothing was published.
 //! * Detach `swap`: Acquire. Each push CAS is an RMW, so all earlier pushes are in the release
 //!   sequence the swap reads from: every detached record's fields are visible.
-//! * Wake: `next = INVALID` (Relaxed), then `member = false` with Release, pairing with the
-//!   member's Acquire load in its sleep loop: the operation's result and the reset link are visible
-//!   before the member returns (the `pg_write_barrier` of `4aec49899e`). The semaphore post is
-//!   itself Release/Acquire, but the flag is what the member trusts (the post may be foreign).
+//! * Wake: `next = INVALID` (Relaxed), `member = false` (Release), then the op's completion
+//!   `swap(DONE, AcqRel)`, pairing with the member's Acquire loads while it spins or sleeps: the
+//!   operation's result and the reset link are visible before the member returns (the
+//!   `pg_write_barrier` of `4aec49899e`). The semaphore post is itself Release/Acquire, but the
+//!   completion state is what the member trusts (a post may be foreign).
 //! * Handover: `handover = true` (Relaxed), the chain's links (written by the previous server),
 //!   then `member = false` with Release: all visible to the new server after its Acquire load.
 
@@ -80,7 +84,11 @@ impl GroupList {
     /// `Err(head)` if `admit` refused.
     ///
     /// The caller has set `me.group.{member, op, key}` (Relaxed) before calling.
-    pub(crate) fn push_if(&self, me: &Proc, mut admit: impl FnMut(u32) -> bool) -> Result<u32, u32> {
+    pub(crate) fn push_if(
+        &self,
+        me: &Proc,
+        mut admit: impl FnMut(u32) -> bool,
+    ) -> Result<u32, u32> {
         let mut head = self.head.load(Ordering::Relaxed);
         loop {
             if !admit(head) {
@@ -159,7 +167,10 @@ pub(crate) unsafe fn serve(
         let op = rec.group.op.load(Ordering::Relaxed) as *const OpHeader;
         if MUTANT_DONE_BEFORE_APPLY && p != me {
             rec.group.member.store(false, Ordering::Release);
-            rec.sem().unlock();
+            // SAFETY: none: this variant is deliberately broken (see the constant).
+            if unsafe { OpHeader::complete(op) } {
+                rec.sem().unlock();
+            }
         }
         // SAFETY: the member is on a chain we own and its `member` is still true, so it keeps its
         // op alive (op.rs, Lifetime); we hold the lock exclusively and `data` is its value (our
@@ -204,12 +215,15 @@ pub(crate) fn wake(first: u32, last: u32, me: u32) -> bool {
             served_me = true;
         }
         if !(MUTANT_DONE_BEFORE_APPLY && p != me) {
+            let op = rec.group.op.load(Ordering::Relaxed) as *const OpHeader;
             rec.group.next.store(INVALID_PROC, Ordering::Relaxed);
-            // Release: the op's outcome and the reset link happen-before the member's Acquire load.
+            // Release: the op's outcome and the reset link happen-before an Acquire load of it.
             rec.group.member.store(false, Ordering::Release);
-            if p != me {
-                // Records are never freed, so posting one whose owner already returned is safe; it
-                // cannot have returned, though: it waits for this post (invariant 4).
+            // SAFETY: the member waits in `Op::wait` until this call, so its op is alive; we do
+            // not touch the op afterwards.
+            if p != me && unsafe { OpHeader::complete(op) } {
+                // It sleeps (or is about to): post it. Records are never freed, so posting is safe
+                // even once the member has returned (invariant 4).
                 rec.sem().unlock();
             }
         }
@@ -228,11 +242,13 @@ pub(crate) fn hand_over(rest: u32, me: u32) -> bool {
     }
     let rec = Proc::by_number(rest);
     let op = rec.group.op.load(Ordering::Relaxed) as *const OpHeader;
-    // SAFETY: the member's `member` is still true, so its op is alive (op.rs, Lifetime).
+    // SAFETY: the member waits in `Op::wait` until `complete` below, so its op is alive.
     unsafe { (*op).handover.store(true, Ordering::Relaxed) };
-    // Release: the flag and the chain's links happen-before the member's Acquire load.
     rec.group.member.store(false, Ordering::Release);
-    rec.sem().unlock();
+    // SAFETY: as above; last access. Its Release publishes the flag and the chain's links.
+    if unsafe { OpHeader::complete(op) } {
+        rec.sem().unlock();
+    }
     false
 }
 

@@ -14,17 +14,19 @@
 //! running other threads' operations.
 //!
 //! # Lifetime
-//! The submitter keeps the `Op` alive (it does not return from the group call) until its record's
-//! `member` flag is false. The server reads the op pointer, runs it and only then clears `member`
-//! (with Release); after that store it never touches the op again. The submitter reads the outcome
-//! after loading `member == false` with Acquire, so the server's writes to the slot are visible.
+//! The submitter keeps the `Op` alive (it does not return from the group call) until the op's
+//! completion state is DONE. The server reads the op pointer, runs it, clears the record's `member`
+//! and only then swaps the state to DONE (with Release) in [`OpHeader::complete`]; after that swap
+//! it never touches the op again. The submitter reads the outcome after loading DONE with Acquire,
+//! so the server's writes to the slot are visible.
 //!
 //! # State
 //! `state` goes `Pending(f)` → `Done(r)` or `Panicked(payload)` (by the one server, once) →
 //! `Empty` (by the submitter, in [`Op::take`]). `handover` is false except between a server handing
 //! the rest of its chain to this member and the member reading it.
 
-use lwlock::sync::{AtomicBool, Ordering, UnsafeCell};
+use lwlock::sync::{spin_loop, AtomicBool, AtomicU8, Ordering, UnsafeCell};
+use lwlock::{Proc, WaitEvent};
 use std::any::Any;
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
@@ -38,18 +40,49 @@ pub(crate) type Payload = Box<dyn Any + Send + 'static>;
 pub(crate) struct OpHeader {
     /// `Op::<T, F, R>::run_erased` for the op's own types.
     run: unsafe fn(*const OpHeader, *mut ()),
-    /// Set (Relaxed, before the Release store of `member = false`) by a server that hands the rest
-    /// of its chain to this member instead of running its operation; the member reads it after its
-    /// Acquire load of `member` and becomes the chain's server.
+    /// Set (Relaxed, before the Release swap in [`OpHeader::complete`]) by a server that hands the
+    /// rest of its chain to this member instead of running its operation; the member reads it after
+    /// its Acquire load of DONE and becomes the chain's server.
     pub(crate) handover: AtomicBool,
+    /// [`PENDING`] → [`SLEEPING`] (submitter, before it sleeps) → [`DONE`] (server, `swap`); or
+    /// [`PENDING`] → [`DONE`] directly if the server finishes while the submitter still spins. The
+    /// server posts the submitter's semaphore only if the swap returned [`SLEEPING`], so posts and
+    /// sleeps stay balanced although a submitter may return without sleeping.
+    done: AtomicU8,
 }
 
+/// The operation is queued; its submitter spins or has not looked yet.
+const PENDING: u8 = 0;
+/// The submitter is going to sleep (or sleeps) on its semaphore: the server must post it.
+const SLEEPING: u8 = 1;
+/// The server is finished with the op (ran it, or handed the chain over); the submitter owns it.
+const DONE: u8 = 2;
+
+/// How many times a submitter checks for completion before sleeping on its semaphore. A leader on
+/// another core usually finishes a small group within this; a sleep costs two system calls and a
+/// context switch. Measured with `examples/eot.rs` (see `DEFAULT_MAX_GROUP`).
+pub(crate) const SPINS_BEFORE_SLEEP: u32 = 200;
+
 impl OpHeader {
+    /// Marks the op finished for its submitter (after running it, or after a handover). Returns
+    /// whether the submitter sleeps and must be posted. After this call the op may be gone: the
+    /// caller must not touch it again.
+    ///
+    /// # Safety
+    /// `this` is a live header whose submitter waits in [`Op::wait`].
+    pub(crate) unsafe fn complete(this: *const OpHeader) -> bool {
+        // Release: the op's outcome, the reset link and `handover` happen-before the submitter's
+        // Acquire load of DONE. Acquire: pairs with the submitter's SLEEPING CAS (nothing to read,
+        // but it keeps the decision to post ordered after it).
+        // SAFETY: live (caller contract); this is our last access.
+        unsafe { (*this).done.swap(DONE, Ordering::AcqRel) == SLEEPING }
+    }
+
     /// Runs the operation on `data` and records its outcome.
     ///
     /// # Safety
     /// * `this` is the header of a live `Op<T, F, R>` whose operation has not run yet, and its
-    ///   submitter keeps it alive until after the caller's Release store of `member = false`;
+    ///   submitter keeps it alive until the caller's [`OpHeader::complete`];
     /// * `data` points to the `T` of the lock the op was submitted to, and the caller holds that
     ///   lock exclusively (so the `&mut T` handed to the closure is unique).
     pub(crate) unsafe fn run(this: *const OpHeader, data: *mut ()) {
@@ -74,7 +107,7 @@ enum State<F, R> {
 pub(crate) struct Op<T, F, R> {
     header: OpHeader,
     /// Written by the server (once, under the exclusive lock) and read by the submitter after it
-    /// saw `member == false`. A model-checker cell, so a missing happens-before shows up as a race.
+    /// saw DONE. A model-checker cell, so a missing happens-before shows up as a race.
     state: UnsafeCell<State<F, R>>,
     _data: PhantomData<fn(&mut T)>,
 }
@@ -89,6 +122,7 @@ where
             header: OpHeader {
                 run: Self::run_erased,
                 handover: AtomicBool::new(false),
+                done: AtomicU8::new(PENDING),
             },
             state: UnsafeCell::new(State::Pending(f)),
             _data: PhantomData,
@@ -100,9 +134,30 @@ where
         &self.header
     }
 
+    /// Waits until a server has finished with this op: spins a little, then sleeps on `me`'s
+    /// semaphore (absorbing and re-posting foreign wakeups).
+    pub(crate) fn wait(&self, me: &Proc, event: WaitEvent) {
+        let done = &self.header.done;
+        for _ in 0..SPINS_BEFORE_SLEEP {
+            // Acquire: pairs with the server's Release swap in `complete`.
+            if done.load(Ordering::Acquire) == DONE {
+                return;
+            }
+            spin_loop();
+        }
+        // Acquire on failure: the value is DONE, pairs as above.
+        if done
+            .compare_exchange(PENDING, SLEEPING, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return;
+        }
+        me.sleep_until(event, || done.load(Ordering::Acquire) == DONE);
+    }
+
     /// Whether a server handed its chain to us (and clears the flag).
     pub(crate) fn take_handover(&self) -> bool {
-        // Relaxed: ordered by the Acquire load of `member` that preceded this call.
+        // Relaxed: ordered by the Acquire load of DONE in `wait` that preceded this call.
         self.header.handover.swap(false, Ordering::Relaxed)
     }
 
@@ -113,10 +168,10 @@ where
     unsafe fn run_erased(this: *const OpHeader, data: *mut ()) {
         // SAFETY: `Op` is `repr(C)` with the header first, so the header pointer is the op pointer;
         // the op is alive and the caller has exclusive access to its `state` (only one server runs
-        // an op, and the submitter does not read `state` before `member` goes false).
+        // an op, and the submitter does not read `state` before the op is DONE).
         let op = unsafe { &*(this as *const Self) };
         op.state.with_mut(|state| {
-            // SAFETY: see above: nobody else accesses `state` until `member` goes false.
+            // SAFETY: see above: nobody else accesses `state` until the op is DONE.
             let state = unsafe { &mut *state };
             let State::Pending(f) = std::mem::replace(state, State::Empty) else {
                 unreachable!("flexlock: a group operation was run twice");
@@ -141,12 +196,11 @@ where
 
     /// The operation's result; re-raises its panic in this (the submitting) thread.
     ///
-    /// Call only after the operation ran and `member` was seen false with Acquire (or after running
-    /// it here).
+    /// Call only after the operation ran and [`Op::wait`] returned (or after running it here).
     pub(crate) fn take(&self) -> R {
         let state = self.state.with_mut(|state| {
-            // SAFETY: the server's last access to the op happened-before our Acquire load of
-            // `member == false` (or we ran it ourselves); no one else touches it any more.
+            // SAFETY: the server's last access to the op happened-before our Acquire load of DONE
+            // (or we ran it ourselves); no one else touches it any more.
             unsafe { std::mem::replace(&mut *state, State::Empty) }
         });
         match state {

@@ -44,8 +44,14 @@ fn same_page_groups_other_page_falls_back<L: RawLwLock + 'static>() {
     let ran_b = b.join().unwrap();
     let ran_c = c.join().unwrap();
     assert_eq!(ran_a, a_proc, "the leader runs its own update");
-    assert_eq!(ran_b, b_proc, "an update for another page must fall back, not join");
-    assert_eq!(ran_c, a_proc, "an update for the same page joins the leader's group");
+    assert_eq!(
+        ran_b, b_proc,
+        "an update for another page must fall back, not join"
+    );
+    assert_eq!(
+        ran_c, a_proc,
+        "an update for the same page joins the leader's group"
+    );
     assert_eq!(*lock.read(), vec![1, 1, 1]);
     if let Some(s) = lock.stats() {
         assert_eq!(s.clog_fallbacks, 1, "{s:?}");
@@ -83,11 +89,7 @@ fn exactly_once_mixed_keys<L: RawLwLock + 'static>() {
     }
     assert!(lock.read().iter().all(|&x| x == 1));
     if let Some(s) = lock.stats() {
-        assert_eq!(
-            s.ops_by_leader + s.ops_by_self,
-            (T * N) as u64,
-            "{s:?}"
-        );
+        assert_eq!(s.ops_by_leader + s.ops_by_self, (T * N) as u64, "{s:?}");
     }
 }
 
@@ -136,7 +138,6 @@ fn clog_rejects_last_releaser() {
 macro_rules! suite {
     ($m:ident, $lock:ty) => {
         mod $m {
-            use super::*;
             #[test]
             fn same_page_groups_other_page_falls_back() {
                 super::same_page_groups_other_page_falls_back::<$lock>();

@@ -62,6 +62,12 @@ fn exactly_once<L: RawLwLock + 'static>(policy: Policy, max_group: usize) {
                         }
                     }
                 }
+                // Posts and sleeps balance: nothing is left on this thread's semaphore.
+                assert_eq!(
+                    lwlock::Proc::current().sem().count(),
+                    0,
+                    "stray semaphore post"
+                );
                 seen
             })
         })
@@ -71,7 +77,10 @@ fn exactly_once<L: RawLwLock + 'static>(policy: Policy, max_group: usize) {
         .flat_map(|h| h.join().expect("submitter panicked"))
         .collect();
     let d = lock.read();
-    assert!(d.slots.iter().all(|&s| s == 1), "an operation was lost or repeated");
+    assert!(
+        d.slots.iter().all(|&s| s == 1),
+        "an operation was lost or repeated"
+    );
     assert_eq!(d.total as usize, THREADS * OPS);
     totals.sort_unstable();
     totals.dedup();
@@ -147,14 +156,13 @@ fn readers_never_see_half_applied<L: RawLwLock + 'static>(policy: Policy) {
 /// Builds a group deterministically: the main thread holds the lock, threads submit one at a time
 /// (each waits until the previous one is on the list), then the main thread releases. Returns, per
 /// submitter, the join result: Ok((record that ran the op, submitter's record)) or the panic.
-fn forced_group<L: RawLwLock + 'static>(
-    policy: Policy,
-    panicking: &[bool],
-) -> (
+type Forced<L> = (
     Arc<FlexLock<L, Vec<u32>>>,
     Vec<std::thread::Result<(u32, u32)>>,
     u32,
-) {
+);
+
+fn forced_group<L: RawLwLock + 'static>(policy: Policy, panicking: &[bool]) -> Forced<L> {
     let n = panicking.len();
     let lock = Arc::new(FlexLock::<L, Vec<u32>>::new(vec![0; n], policy));
     let guard = lock.write();
@@ -242,10 +250,13 @@ fn direct_panic_releases<L: RawLwLock + 'static>(policy: Policy) {
     }));
     assert!(r.is_err());
     assert!(!lock.raw().is_locked());
-    assert_eq!(lock.group(|v| {
-        *v += 1;
-        *v
-    }), 1);
+    assert_eq!(
+        lock.group(|v| {
+            *v += 1;
+            *v
+        }),
+        1
+    );
 }
 
 fn handover_bound<L: RawLwLock + 'static>(policy: Policy) {
@@ -269,10 +280,13 @@ fn exactly_once_small<L: RawLwLock + 'static>(policy: Policy, max_group: usize) 
             std::thread::spawn(move || {
                 for i in 0..40 {
                     let s = t * 40 + i;
-                    assert_eq!(lock.group(move |v| {
-                        v[s] += 1;
+                    assert_eq!(
+                        lock.group(move |v| {
+                            v[s] += 1;
+                            s
+                        }),
                         s
-                    }), s);
+                    );
                 }
             })
         })
