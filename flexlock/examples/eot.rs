@@ -39,6 +39,14 @@ fn main() {
     let dur = Duration::from_secs_f64(secs);
     println!("# threads={threads} seconds={secs} work={work} max_group={max_group}");
     println!("workload,variant,ops_per_s,jain,groups,mean_group,max_group,ex_per_op,by_leader");
+    // The ceiling: the same transactions with no lock at all (only the work outside it).
+    let ceiling = run_for(
+        threads,
+        dur,
+        Arc::new(move |_t: usize, _i: u64| spin_work(work)),
+    );
+    let ceiling = ceiling.iter().sum::<u64>() as f64 / secs;
+    println!("none,no-lock-ceiling,{ceiling:.0},,,,,,");
     let mut eot_tput = Vec::new();
     for v in EOT_VARIANTS {
         let lock = Arc::new(match v {
