@@ -43,7 +43,8 @@ pub enum VarWait {
 
 /// A shared/exclusive lock with PostgreSQL's LWLock operations.
 ///
-/// # Safety (for implementors)
+/// # Safety
+/// Implementors promise:
 /// * While any thread holds the lock in [`Mode::Exclusive`], no other thread holds it in any mode;
 ///   any number may hold it in [`Mode::Shared`] together.
 /// * A successful acquire has Acquire semantics and a release has Release semantics, so that the
