@@ -1,3 +1,5 @@
-fn main() {
-    println!("lwbench: coming soon");
+//! `bench`: the lwbench command line. See `bench --help`.
+
+fn main() -> std::process::ExitCode {
+    lwbench::cli::main()
 }

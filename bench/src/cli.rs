@@ -1,0 +1,491 @@
+//! The command line and the sweep driver.
+
+use crate::locks::LockKind;
+use crate::perf;
+use crate::report::{self, PointRow, ResultRow, WaitRow};
+use crate::runner::{self, PointSpec};
+use crate::workload::{WorkerConfig, Workload};
+use clap::{CommandFactory, Parser};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// A `--locks` item: a lock, `all` (every lock that applies to the workload) or `default`
+/// (the project's locks plus parking_lot).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockSel {
+    /// One lock.
+    One(LockKind),
+    /// Every lock that applies.
+    All,
+    /// The default suite's locks.
+    Default,
+}
+
+/// A `--threads` item: a count or an `a:b` doubling range.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadSpec(pub Vec<usize>);
+
+fn parse_workload(s: &str) -> Result<Workload, String> {
+    Workload::from_name(s.trim()).ok_or_else(|| {
+        format!(
+            "unknown workload '{s}' (valid: {})",
+            Workload::valid_names()
+        )
+    })
+}
+
+fn parse_lock(s: &str) -> Result<LockSel, String> {
+    match s.trim() {
+        "all" => Ok(LockSel::All),
+        "default" => Ok(LockSel::Default),
+        n => LockKind::from_name(n).map(LockSel::One).ok_or_else(|| {
+            format!(
+                "unknown lock '{s}' (valid: {}, default)",
+                LockKind::valid_names()
+            )
+        }),
+    }
+}
+
+fn parse_count(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a thread count"))?;
+    if n == 0 {
+        return Err("thread counts must be at least 1".into());
+    }
+    if n > 4096 {
+        return Err(format!("{n} threads is more than the limit of 4096"));
+    }
+    Ok(n)
+}
+
+/// Parses `8` or `1:64` (1, 2, 4, … doubling up to 64, always including 64).
+pub fn parse_threads(s: &str) -> Result<ThreadSpec, String> {
+    match s.split_once(':') {
+        None => Ok(ThreadSpec(vec![parse_count(s)?])),
+        Some((a, b)) => {
+            let (a, b) = (parse_count(a)?, parse_count(b)?);
+            if a > b {
+                return Err(format!("range '{s}' runs backwards"));
+            }
+            let mut v = Vec::new();
+            let mut t = a;
+            while t < b {
+                v.push(t);
+                t *= 2;
+            }
+            v.push(b);
+            Ok(ThreadSpec(v))
+        }
+    }
+}
+
+/// Parses `300ms`, `2s`, `1.5s`, `500us`, `1m`, or bare seconds; zero is rejected.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a duration (examples: 300ms, 2s, 1.5s)"))?;
+    let secs = match unit.trim() {
+        "" | "s" => v,
+        "ms" => v / 1e3,
+        "us" | "µs" => v / 1e6,
+        "ns" => v / 1e9,
+        "m" | "min" => v * 60.0,
+        u => {
+            return Err(format!(
+                "unknown unit '{u}' in '{s}' (use ns, us, ms, s or m)"
+            ))
+        }
+    };
+    if !(secs.is_finite() && secs > 0.0) {
+        return Err(format!("duration '{s}' must be greater than zero"));
+    }
+    if secs > 24.0 * 3600.0 {
+        return Err(format!("duration '{s}' is longer than a day"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+fn parse_positive_u32(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("'{s}' is not a positive integer")),
+    }
+}
+
+fn parse_positive_usize(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("'{s}' is not a positive integer")),
+    }
+}
+
+/// lwbench: PostgreSQL-shaped lock contention benchmarks.
+///
+/// With no arguments, runs the quick default suite (snapshot, end-xact and clog; the project's
+/// locks plus parking_lot; 1 to 64 threads) and writes `results/`.
+#[derive(Debug, Parser)]
+#[command(name = "bench", version, about, long_about = None)]
+pub struct Args {
+    /// Workloads, comma-separated: null, null-x, snapshot, end-xact, clog, pgbench-select,
+    /// pgbench-write, pin, pin-held.
+    #[arg(long, value_delimiter = ',', default_value = "snapshot,end-xact,clog", value_parser = parse_workload)]
+    pub workload: Vec<Workload>,
+    /// Locks, comma-separated: classic, atomic, flex-leader, flex-releaser, clog-group, std,
+    /// parking-lot; `all` = every lock that applies to the workload; `default` = the project's
+    /// locks plus parking-lot.
+    #[arg(long, value_delimiter = ',', default_value = "default", value_parser = parse_lock)]
+    pub locks: Vec<LockSel>,
+    /// Thread counts: a list of counts and `a:b` doubling ranges, e.g. `1,2,64` or `1:64`.
+    #[arg(long, value_delimiter = ',', default_value = "1:64", value_parser = parse_threads)]
+    pub threads: Vec<ThreadSpec>,
+    /// Length of each trial, e.g. `300ms`, `2s`.
+    #[arg(long, default_value = "120ms", value_parser = parse_duration)]
+    pub duration: Duration,
+    /// Trials per point (after one discarded warm-up trial).
+    #[arg(long, default_value = "5", value_parser = parse_positive_u32)]
+    pub trials: u32,
+    /// Length of the warm-up trial (default: half of --duration).
+    #[arg(long, value_parser = parse_duration)]
+    pub warmup: Option<Duration>,
+    /// Percent of snapshot operations that end a transaction instead (exclusive).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub write_pct: u8,
+    /// Proc-array size (PGPROCs scanned per snapshot); default and minimum = the thread count.
+    #[arg(long, value_parser = parse_positive_usize)]
+    pub procs: Option<usize>,
+    /// Busy work outside locks per transaction, in xorshift steps (about 1 ns each).
+    #[arg(long, default_value_t = 0)]
+    pub work: u32,
+    /// Wait-event sampling interval (`0` is not allowed; use a long interval to sample rarely).
+    #[arg(long, default_value = "1ms", value_parser = parse_duration)]
+    pub sample_interval: Duration,
+    /// Time one operation in N for the wait-time percentiles.
+    #[arg(long, default_value = "64", value_parser = parse_positive_u32)]
+    pub time_every: u32,
+    /// Output directory.
+    #[arg(long, default_value = "results")]
+    pub out: PathBuf,
+}
+
+impl Args {
+    /// The locks to run for `w`, in registry order. Explicitly named locks that do not apply
+    /// to the workload are skipped (and reported by the caller).
+    pub fn locks_for(&self, w: Workload) -> (Vec<LockKind>, Vec<LockKind>) {
+        let mut run = Vec::new();
+        let mut skipped = Vec::new();
+        for k in LockKind::ALL.iter().copied() {
+            let wanted = self.locks.iter().any(|s| match s {
+                LockSel::One(x) => *x == k,
+                LockSel::All => true,
+                LockSel::Default => LockKind::default_suite().contains(&k),
+            });
+            if !wanted {
+                continue;
+            }
+            if k.applies_to(w) {
+                run.push(k);
+            } else if self.locks.contains(&LockSel::One(k)) {
+                skipped.push(k);
+            }
+        }
+        (run, skipped)
+    }
+
+    /// The thread counts, in order, without duplicates.
+    pub fn thread_counts(&self) -> Vec<usize> {
+        let mut v: Vec<usize> = self
+            .threads
+            .iter()
+            .flat_map(|t| t.0.iter().copied())
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+}
+
+/// Exit 2 with clap's error format, naming the argument.
+fn usage_error(arg: &str, value: &str, msg: &str) -> ! {
+    Args::command()
+        .error(
+            clap::error::ErrorKind::ValueValidation,
+            format!("invalid value '{value}' for '{arg}': {msg}"),
+        )
+        .exit()
+}
+
+fn prepare_out(dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create directory: {e}"))?;
+    let probe = dir.join(".lwbench-write-test");
+    std::fs::write(&probe, b"").map_err(|e| format!("directory is not writable: {e}"))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
+fn cmd_output(cmd: &str, args: &[&str]) -> Option<String> {
+    let o = std::process::Command::new(cmd).args(args).output().ok()?;
+    o.status
+        .success()
+        .then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn meta_json(args: &Args, probe: &perf::Probe, warmup: Duration) -> serde_json::Value {
+    let rustc = cmd_output("rustc", &["-V"]).unwrap_or_else(|| env!("LWBENCH_RUSTC").to_string());
+    let commit = cmd_output("git", &["rev-parse", "HEAD"])
+        .unwrap_or_else(|| env!("LWBENCH_GIT").to_string());
+    let dirty = cmd_output("git", &["status", "--porcelain", "--untracked-files=no"])
+        .map(|s| !s.is_empty());
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    serde_json::json!({
+        "tool": "lwbench",
+        "version": env!("CARGO_PKG_VERSION"),
+        "rustc": rustc,
+        "rustc_build": env!("LWBENCH_RUSTC"),
+        "git_commit": commit,
+        "git_dirty": dirty,
+        "cpu_model": cpu_model(),
+        "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        "kernel": std::fs::read_to_string("/proc/sys/kernel/osrelease").map(|s| s.trim().to_string()).ok(),
+        "pmu_available": probe.pmu_available,
+        "pmu_reason": probe.pmu_reason,
+        "ctx_switch_source": probe.ctx_switch_source,
+        "ctx_switch_reason": probe.ctx_switch_reason,
+        "stats_feature": cfg!(feature = "stats"),
+        "debug_assertions": cfg!(debug_assertions),
+        "command_line": std::env::args().collect::<Vec<_>>(),
+        "started_unix": now,
+        "settings": {
+            "workloads": args.workload.iter().map(|w| w.name()).collect::<Vec<_>>(),
+            "threads": args.thread_counts(),
+            "duration_s": args.duration.as_secs_f64(),
+            "warmup_s": warmup.as_secs_f64(),
+            "trials": args.trials,
+            "write_pct": args.write_pct,
+            "procs": args.procs,
+            "work": args.work,
+            "sample_interval_s": args.sample_interval.as_secs_f64(),
+            "time_every": args.time_every,
+        },
+        "locks": LockKind::ALL.iter().map(|k| serde_json::json!({
+            "name": k.name(), "description": k.description(), "project": k.is_project()
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// Parses the command line and runs the sweep. Exit status: 0 done, 1 a run failed (an
+/// invariant check or an I/O error), 2 bad arguments.
+pub fn main() -> ExitCode {
+    let args = Args::try_parse().unwrap_or_else(|e| e.exit());
+    if let Err(e) = prepare_out(&args.out) {
+        usage_error("--out <OUT>", &args.out.display().to_string(), &e);
+    }
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(args: &Args) -> Result<(), String> {
+    let started = Instant::now();
+    let probe = perf::probe();
+    let warmup = args.warmup.unwrap_or(args.duration / 2);
+    let mut meta = meta_json(args, &probe, warmup);
+    let out = &args.out;
+    let io = |what: &str, e: &dyn std::fmt::Display| {
+        format!("writing {}: {e}", out.join(what).display())
+    };
+    std::fs::write(
+        out.join("meta.json"),
+        serde_json::to_string_pretty(&meta).map_err(|e| e.to_string())?,
+    )
+    .map_err(|e| io("meta.json", &e))?;
+
+    let threads = args.thread_counts();
+    let mut plan: Vec<(Workload, LockKind)> = Vec::new();
+    for &w in &args.workload {
+        let (run, skipped) = args.locks_for(w);
+        for k in skipped {
+            eprintln!(
+                "note: lock {} does not apply to workload {}; skipped",
+                k.name(),
+                w.name()
+            );
+        }
+        plan.extend(run.into_iter().map(|k| (w, k)));
+    }
+    let total = plan.len() * threads.len();
+    let est = (warmup + args.duration * args.trials).as_secs_f64() * total as f64;
+    eprintln!(
+        "lwbench: {} points x ({} trials of {:?} + {:?} warm-up), about {:.0} s; {}",
+        total, args.trials, args.duration, warmup, est, probe
+    );
+
+    let mut results =
+        csv::Writer::from_path(out.join("results.csv")).map_err(|e| io("results.csv", &e))?;
+    let mut waits =
+        csv::Writer::from_path(out.join("waits.csv")).map_err(|e| io("waits.csv", &e))?;
+    let mut points_csv =
+        csv::Writer::from_path(out.join("points.csv")).map_err(|e| io("points.csv", &e))?;
+    let pb = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
+    pb.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} [{elapsed_precise} / ~{eta}]")
+            .map_err(|e| e.to_string())?,
+    );
+    let mut points: Vec<PointRow> = Vec::new();
+    for &(w, k) in &plan {
+        for &t in &threads {
+            pb.set_message(format!("{} {} x{t}", w.name(), k.name()));
+            let mut spec = PointSpec {
+                workload: w,
+                lock: k,
+                threads: t,
+                procs: args.procs.unwrap_or(t).max(t),
+                duration: warmup,
+                worker: WorkerConfig {
+                    write_pct: args.write_pct,
+                    work: args.work,
+                    time_every: args.time_every,
+                },
+                sample_interval: args.sample_interval,
+            };
+            runner::run_trial(&spec, &probe)?;
+            spec.duration = args.duration;
+            let trials = (0..args.trials)
+                .map(|_| runner::run_trial(&spec, &probe))
+                .collect::<Result<Vec<_>, _>>()?;
+            let point = PointRow::new(w, k, t, &trials);
+            for (i, r) in trials.iter().enumerate() {
+                let trial = i as u32 + 1;
+                results
+                    .serialize(ResultRow::new(w, k, t, spec.procs, trial, r, point.bimodal))
+                    .map_err(|e| io("results.csv", &e))?;
+                for row in WaitRow::rows(w, k, t, trial, &r.waits) {
+                    waits.serialize(row).map_err(|e| io("waits.csv", &e))?;
+                }
+            }
+            points_csv
+                .serialize(&point)
+                .map_err(|e| io("points.csv", &e))?;
+            results.flush().map_err(|e| io("results.csv", &e))?;
+            waits.flush().map_err(|e| io("waits.csv", &e))?;
+            points_csv.flush().map_err(|e| io("points.csv", &e))?;
+            points.push(point);
+            pb.inc(1);
+        }
+    }
+    pb.finish_and_clear();
+
+    meta["elapsed_s"] = serde_json::json!((started.elapsed().as_secs_f64() * 10.0).round() / 10.0);
+    std::fs::write(
+        out.join("meta.json"),
+        serde_json::to_string_pretty(&meta).map_err(|e| e.to_string())?,
+    )
+    .map_err(|e| io("meta.json", &e))?;
+    for &w in &args.workload {
+        report::plot(&out.join(format!("{}.svg", w.name())), w, &points)?;
+    }
+    std::fs::write(
+        out.join("summary.md"),
+        report::summary_md(&meta, &args.workload, &points),
+    )
+    .map_err(|e| io("summary.md", &e))?;
+
+    let mut stdout = std::io::stdout().lock();
+    for &w in &args.workload {
+        let _ = writeln!(
+            stdout,
+            "\n{}: median lock ops/s over {} trials of {:?} (* = bimodal)",
+            w.name(),
+            args.trials,
+            args.duration
+        );
+        let _ = write!(stdout, "{}", report::table(w, &points, false));
+    }
+    let _ = writeln!(
+        stdout,
+        "\nwrote {} ({:.0} s)",
+        out.display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threads_lists_and_ranges() {
+        assert_eq!(
+            parse_threads("1:64").unwrap().0,
+            vec![1, 2, 4, 8, 16, 32, 64]
+        );
+        assert_eq!(parse_threads("3:20").unwrap().0, vec![3, 6, 12, 20]);
+        assert_eq!(parse_threads("8").unwrap().0, vec![8]);
+        assert!(parse_threads("0").is_err());
+        assert!(parse_threads("0:4").is_err());
+        assert!(parse_threads("8:2").is_err());
+        assert!(parse_threads("x").is_err());
+        let a = Args::try_parse_from(["bench", "--threads", "1,2,64,2:4"]).unwrap();
+        assert_eq!(a.thread_counts(), vec![1, 2, 4, 64]);
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("300ms").unwrap(), Duration::from_millis(300));
+        assert_eq!(parse_duration("2s").unwrap(), Duration::from_secs(2));
+        assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_duration("250us").unwrap(), Duration::from_micros(250));
+        assert!(parse_duration("0ms").is_err());
+        assert!(parse_duration("0").is_err());
+        assert!(parse_duration("3 fortnights").is_err());
+        assert!(parse_duration("ms").is_err());
+    }
+
+    #[test]
+    fn lock_selection() {
+        let a = Args::try_parse_from(["bench", "--locks", "all", "--workload", "snapshot,clog"])
+            .unwrap();
+        let (snap, _) = a.locks_for(Workload::Snapshot);
+        let (clog, _) = a.locks_for(Workload::Clog);
+        assert!(snap.contains(&LockKind::Std) && snap.contains(&LockKind::Atomic));
+        assert!(clog.len() >= snap.len());
+        let d = Args::try_parse_from(["bench"]).unwrap();
+        let (def, _) = d.locks_for(Workload::Snapshot);
+        assert!(!def.contains(&LockKind::Std) && def.contains(&LockKind::ParkingLot));
+        let e = Args::try_parse_from(["bench", "--locks", "atomic,bogus"]).unwrap_err();
+        assert!(e.to_string().contains("classic"), "{e}");
+        assert_eq!(e.exit_code(), 2);
+    }
+}

@@ -1,0 +1,120 @@
+//! Registry adapters for the group-commit locks of the `flexlock` crate.
+//!
+//! * `flex-leader`: `FlexLock` with `Policy::Leader`: a submitter that cannot take the lock at once
+//!   queues its operation; the first one to queue becomes the leader, takes the lock exclusively
+//!   and runs the whole group (ProcArrayGroupClearXid, PostgreSQL 9.6+).
+//! * `flex-releaser`: `FlexLock` with `Policy::LastReleaser`: queued operations are run by the
+//!   thread that releases the lock last (the FlexLock design of Robert Haas, 2011).
+//! * `clog-group`: `ClogGroupLock`, a group whose members must share a key, the CLOG page
+//!   (TransactionGroupUpdateXidStatus, PostgreSQL 11+). Used with the ProcArray lock too (key 0),
+//!   where it is the same protocol as ProcArrayGroupClearXid.
+//!
+//! All three run over the atomic-state LWLock with flexlock's default group bound, reporting
+//! their waits under the tranche of the lock they stand for (ProcArray, XactSLRU, ...).
+
+use crate::locks::{BenchLock, LockCounters, LockFamily};
+use flexlock::{ClogGroupLock, FlexConfig, FlexLock, GroupStats, Policy, DEFAULT_MAX_GROUP};
+use lwlock::{RawAtomicLwLock, Tranche};
+
+fn from_group_stats(s: Option<GroupStats>) -> LockCounters {
+    match s {
+        Some(s) => LockCounters {
+            excl_acquires: Some(s.exclusive_acquires),
+            groups: Some(s.groups),
+            mean_group_size: Some(s.mean_group_size),
+            max_group_size: Some(s.max_group_size),
+            ..LockCounters::default()
+        },
+        None => LockCounters::default(),
+    }
+}
+
+/// `FlexLock` with a fixed policy.
+#[derive(Debug)]
+pub struct FlexLocked<T, const LEADER: bool>(FlexLock<RawAtomicLwLock, T>);
+
+impl<T: Send + Sync, const LEADER: bool> BenchLock<T> for FlexLocked<T, LEADER> {
+    fn new(data: T, tranche: Tranche) -> Self {
+        let policy = if LEADER {
+            Policy::Leader
+        } else {
+            Policy::LastReleaser
+        };
+        FlexLocked(FlexLock::with_config(
+            data,
+            FlexConfig {
+                policy,
+                max_group: DEFAULT_MAX_GROUP,
+                tranche,
+            },
+        ))
+    }
+    #[inline]
+    fn shared<R>(&self, f: impl FnOnce(&T) -> R) -> R {
+        f(&self.0.read())
+    }
+    #[inline]
+    fn exclusive<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        f(&mut self.0.write())
+    }
+    #[inline]
+    fn group<R: Send>(&self, _key: u64, f: impl FnOnce(&mut T) -> R + Send) -> R {
+        self.0.group(f)
+    }
+    fn counters(&self) -> LockCounters {
+        from_group_stats(self.0.stats())
+    }
+}
+
+/// `ClogGroupLock`: groups only operations with the same key.
+#[derive(Debug)]
+pub struct ClogGroupLocked<T>(ClogGroupLock<RawAtomicLwLock, T>);
+
+impl<T: Send + Sync> BenchLock<T> for ClogGroupLocked<T> {
+    fn new(data: T, tranche: Tranche) -> Self {
+        ClogGroupLocked(ClogGroupLock::with_config(
+            data,
+            FlexConfig {
+                policy: Policy::Leader,
+                max_group: DEFAULT_MAX_GROUP,
+                tranche,
+            },
+        ))
+    }
+    #[inline]
+    fn shared<R>(&self, f: impl FnOnce(&T) -> R) -> R {
+        f(&self.0.read())
+    }
+    #[inline]
+    fn exclusive<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        f(&mut self.0.write())
+    }
+    #[inline]
+    fn group<R: Send>(&self, key: u64, f: impl FnOnce(&mut T) -> R + Send) -> R {
+        self.0.update(key, f)
+    }
+    fn counters(&self) -> LockCounters {
+        from_group_stats(self.0.stats())
+    }
+}
+
+/// Family of `flex-leader`.
+#[derive(Debug)]
+pub struct FlexLeaderFamily;
+impl LockFamily for FlexLeaderFamily {
+    type Lock<T: Send + Sync + 'static> = FlexLocked<T, true>;
+}
+
+/// Family of `flex-releaser`.
+#[derive(Debug)]
+pub struct FlexReleaserFamily;
+impl LockFamily for FlexReleaserFamily {
+    type Lock<T: Send + Sync + 'static> = FlexLocked<T, false>;
+}
+
+/// Family of `clog-group`.
+#[derive(Debug)]
+pub struct ClogGroupFamily;
+impl LockFamily for ClogGroupFamily {
+    type Lock<T: Send + Sync + 'static> = ClogGroupLocked<T>;
+}

@@ -1,0 +1,320 @@
+//! Running one trial: threads, start barrier, stop flag, wait-event sampler, counters, checks.
+
+use crate::locks::{BenchLock, LockCounters, LockFamily, LockKind, LockVisitor};
+use crate::perf::{CounterValues, Probe, ThreadCounters};
+use crate::workload::{self, Shared, Worker, WorkerConfig, Workload};
+use hdrhistogram::Histogram;
+use lwlock::sync::Futex;
+use lwlock::Proc;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// Everything that defines one data point.
+#[derive(Clone, Debug)]
+pub struct PointSpec {
+    /// The workload.
+    pub workload: Workload,
+    /// The lock.
+    pub lock: LockKind,
+    /// Worker threads.
+    pub threads: usize,
+    /// Proc-array size (at least `threads`).
+    pub procs: usize,
+    /// Trial length.
+    pub duration: Duration,
+    /// Worker settings.
+    pub worker: WorkerConfig,
+    /// Wait-event sampling interval (zero: no sampler).
+    pub sample_interval: Duration,
+}
+
+/// The label of a sample of a thread that was not waiting (pg_stat_activity's empty row).
+pub const RUNNING: &str = "(running)";
+
+/// Measurements of one trial.
+#[derive(Debug)]
+pub struct TrialResult {
+    /// Wall time from opening the start gate until the last worker stopped.
+    pub elapsed: Duration,
+    /// Lock operations.
+    pub ops: u64,
+    /// Transactions.
+    pub txns: u64,
+    /// Transactions per thread.
+    pub per_thread: Vec<u64>,
+    /// Sampled shared-mode waits, ns.
+    pub shared_wait: Histogram<u64>,
+    /// Sampled exclusive-mode (or group) waits, ns.
+    pub excl_wait: Histogram<u64>,
+    /// Counter totals over the workers.
+    pub counters: CounterValues,
+    /// The locks' own counters.
+    pub lock: LockCounters,
+    /// Sampled wait events of the workers: `"type:event"` (or [`RUNNING`]) → samples.
+    pub waits: BTreeMap<String, u64>,
+}
+
+impl TrialResult {
+    /// Operations per second.
+    pub fn ops_per_sec(&self) -> f64 {
+        self.ops as f64 / self.elapsed.as_secs_f64()
+    }
+    /// Transactions per second.
+    pub fn txn_per_sec(&self) -> f64 {
+        self.txns as f64 / self.elapsed.as_secs_f64()
+    }
+}
+
+/// Jain's fairness index (Σx)² / (n·Σx²): 1 when all threads did equal work, 1/n when one did
+/// all of it.
+pub fn jain(xs: &[u64]) -> f64 {
+    let n = xs.len() as f64;
+    let s: f64 = xs.iter().map(|&x| x as f64).sum();
+    let s2: f64 = xs.iter().map(|&x| (x as f64) * (x as f64)).sum();
+    if s2 == 0.0 {
+        1.0
+    } else {
+        s * s / (n * s2)
+    }
+}
+
+/// The start line: every thread checks in and sleeps on one futex word; the driver waits for all
+/// of them, then opens the gate with one FUTEX_WAKE of everyone. (A `std::sync::Barrier` releases
+/// its waiters through a mutex one at a time: with 64 threads on 2 cores the last ones, the
+/// driver among them, left it hundreds of milliseconds after the first.)
+struct StartGate {
+    expected: usize,
+    ready: AtomicUsize,
+    go: Futex,
+}
+
+impl StartGate {
+    fn new(expected: usize) -> Self {
+        StartGate {
+            expected,
+            ready: AtomicUsize::new(0),
+            go: Futex::new(0),
+        }
+    }
+
+    /// Checks in and sleeps until the gate opens.
+    fn wait(&self) {
+        // Release: the driver's Acquire load of `ready` sees this thread's set-up.
+        self.ready.fetch_add(1, Ordering::Release);
+        // Acquire pairs with the Release store in `open`.
+        while self.go.word.load(Ordering::Acquire) == 0 {
+            self.go.wait(0);
+        }
+    }
+
+    /// Waits for every thread to check in, then opens the gate; returns the start time.
+    fn open(&self) -> Instant {
+        while self.ready.load(Ordering::Acquire) < self.expected {
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        let start = Instant::now();
+        self.go.word.store(1, Ordering::Release);
+        self.go.wake_all();
+        start
+    }
+}
+
+struct TrialVisitor<'a> {
+    spec: &'a PointSpec,
+    probe: &'a Probe,
+}
+
+impl LockVisitor for TrialVisitor<'_> {
+    type Output = Result<TrialResult, String>;
+    fn visit<F: LockFamily>(self, _kind: LockKind) -> Self::Output {
+        run_trial_with::<F>(self.spec, self.probe)
+    }
+}
+
+/// Runs one trial of `spec`.
+pub fn run_trial(spec: &PointSpec, probe: &Probe) -> Result<TrialResult, String> {
+    spec.lock.dispatch(TrialVisitor { spec, probe })
+}
+
+fn run_trial_with<F: LockFamily>(spec: &PointSpec, probe: &Probe) -> Result<TrialResult, String> {
+    let threads = spec.threads;
+    let procs = spec.procs.max(threads);
+    let shared = Shared::<F>::new(spec.workload, procs);
+    let sampler_on = !spec.sample_interval.is_zero();
+    let gate = StartGate::new(threads + sampler_on as usize);
+    let proc_numbers: Vec<AtomicU32> = (0..threads).map(|_| AtomicU32::new(u32::MAX)).collect();
+
+    let (start, outcomes, waits) = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|slot| {
+                let (shared, gate, proc_numbers) = (&shared, &gate, &proc_numbers);
+                std::thread::Builder::new()
+                    .name(format!("worker-{slot}"))
+                    .spawn_scoped(scope, move || {
+                        // Set-up may not unwind past the barrier: the others would wait forever.
+                        let prep = std::panic::catch_unwind(|| {
+                            // Register the wait record up front so the sampler knows this thread.
+                            proc_numbers[slot].store(Proc::current().number(), Ordering::Relaxed);
+                            (
+                                Worker::new(slot, procs, spec.worker),
+                                ThreadCounters::open(probe),
+                            )
+                        });
+                        gate.wait();
+                        let (mut w, mut counters) =
+                            prep.unwrap_or_else(|p| std::panic::resume_unwind(p));
+                        counters.enable();
+                        workload::run_until_stopped(spec.workload, shared, &mut w);
+                        let c = counters.finish();
+                        (w, c, Instant::now())
+                    })
+                    .expect("spawn worker thread")
+            })
+            .collect();
+        let sampler = sampler_on.then(|| {
+            let (shared, gate, proc_numbers) = (&shared, &gate, &proc_numbers);
+            scope.spawn(move || {
+                gate.wait();
+                let mine: HashSet<u32> = proc_numbers
+                    .iter()
+                    .map(|p| p.load(Ordering::Relaxed))
+                    .collect();
+                let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+                let mut by_bits: BTreeMap<u32, u64> = BTreeMap::new();
+                while !shared.stop.load(Ordering::Relaxed) {
+                    for s in lwlock::sample_waits() {
+                        if mine.contains(&s.proc) {
+                            *by_bits.entry(s.event.to_bits()).or_default() += 1;
+                        }
+                    }
+                    std::thread::sleep(spec.sample_interval);
+                }
+                for (bits, n) in by_bits {
+                    let e = lwlock::WaitEvent::from_bits(bits);
+                    let key = if e.is_waiting() {
+                        e.to_string()
+                    } else {
+                        RUNNING.to_string()
+                    };
+                    *counts.entry(key).or_default() += n;
+                }
+                counts
+            })
+        });
+        let start = gate.open();
+        std::thread::sleep(spec.duration);
+        shared.stop.store(true, Ordering::Relaxed);
+        let outcomes: Vec<_> = workers
+            .into_iter()
+            .map(|h| h.join().map_err(|_| "a worker thread panicked".to_string()))
+            .collect();
+        let waits = sampler
+            .map(|h| h.join().unwrap_or_default())
+            .unwrap_or_default();
+        (start, outcomes, waits)
+    });
+
+    let mut workers = Vec::with_capacity(threads);
+    let mut counters = CounterValues::default();
+    let mut end = start;
+    for o in outcomes {
+        let (w, c, t) = o?;
+        counters = counters + c;
+        end = end.max(t);
+        workers.push(w);
+    }
+    workload::check(spec.workload, &shared, &workers)
+        .map_err(|e| format!("invariant violated with lock {}: {e}", spec.lock.name()))?;
+
+    let mut shared_wait = Histogram::new_from(&workers[0].shared_wait);
+    let mut excl_wait = Histogram::new_from(&workers[0].excl_wait);
+    for w in &workers {
+        shared_wait.add(&w.shared_wait).map_err(|e| e.to_string())?;
+        excl_wait.add(&w.excl_wait).map_err(|e| e.to_string())?;
+    }
+    let lock = shared
+        .proc_array
+        .counters()
+        .merge(shared.clog.counters())
+        .merge(shared.null.counters())
+        .merge(shared.buffer.content.counters());
+    Ok(TrialResult {
+        elapsed: end - start,
+        ops: workers.iter().map(|w| w.ops).sum(),
+        txns: workers.iter().map(|w| w.txns).sum(),
+        per_thread: workers.iter().map(|w| w.txns).collect(),
+        shared_wait,
+        excl_wait,
+        counters,
+        lock,
+        waits,
+    })
+}
+
+/// The median of `xs` (mean of the middle two for even lengths).
+pub fn median(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n == 0 {
+        0.0
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Seed 001's pileups: a point is bimodal when any trial ran below half the median.
+pub fn bimodal(xs: &[f64]) -> bool {
+    let m = median(xs);
+    xs.iter().any(|&x| x < m / 2.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jain_index() {
+        assert!((jain(&[5, 5, 5, 5]) - 1.0).abs() < 1e-12);
+        assert!((jain(&[8, 0, 0, 0]) - 0.25).abs() < 1e-12);
+        assert!((jain(&[]) - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn median_and_bimodal() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        // Kevin Grittner's m64 point: one run of five at a fifth of the others.
+        let m64 = [380407.8, 79197.5, 381112.2, 378579.0, 380326.8];
+        assert!(bimodal(&m64));
+        assert!(!bimodal(&[100.0, 90.0, 110.0]));
+    }
+
+    #[test]
+    fn a_short_trial_measures_and_samples() {
+        let probe = crate::perf::probe();
+        let spec = PointSpec {
+            workload: Workload::EndXact,
+            lock: LockKind::Atomic,
+            threads: 3,
+            procs: 3,
+            duration: Duration::from_millis(30),
+            worker: WorkerConfig {
+                write_pct: 0,
+                work: 0,
+                time_every: 4,
+            },
+            sample_interval: Duration::from_micros(500),
+        };
+        let r = run_trial(&spec, &probe).expect("trial");
+        assert_eq!(r.per_thread.len(), 3);
+        assert!(r.ops > 0 && r.txns == r.ops);
+        assert!(r.elapsed >= Duration::from_millis(30));
+        assert!(!r.excl_wait.is_empty());
+        assert_eq!(r.shared_wait.len(), 0);
+        assert!(r.waits.values().sum::<u64>() > 0, "{:?}", r.waits);
+    }
+}

@@ -1,0 +1,515 @@
+//! The workloads: one transaction of each, written once, generic over the lock family.
+//!
+//! | name | one transaction | lock operations |
+//! |---|---|---|
+//! | `null` | shared acquire + release, empty critical section | 1 shared |
+//! | `null-x` | exclusive acquire + release (the section bumps a counter, for the check) | 1 exclusive |
+//! | `snapshot` | `GetSnapshotData` under ProcArrayLock shared; `--write-pct` of them instead end the thread's transaction (`ProcArrayEndTransaction`) and start a new one, so a thread that has written keeps a running xid every snapshot must copy | 1 |
+//! | `end-xact` | assign an xid, `--work`, `ProcArrayEndTransaction` (exclusive; group clear for group locks) | 1 exclusive |
+//! | `clog` | a fresh xid's commit status set in its CLOG page (exclusive; grouped by page for `clog-group`) | 1 exclusive |
+//! | `pgbench-select` | one snapshot plus `--work` (`pgbench -S`) | 1 shared |
+//! | `pgbench-write` | xid, snapshot, `--work`, CLOG commit, end of transaction (`pgbench -N`) | 1 shared + 2 exclusive |
+//! | `pin` | pin a hot buffer (atomic refcount in its header), read it under its content lock shared, unpin | 1 shared |
+//! | `pin-held` | the same read, the pin kept across accesses (seed 003's patch 3) | 1 shared |
+
+use crate::locks::{BenchLock, LockFamily};
+use crate::sim::{
+    BufferDesc, Clog, Completion, Page, ProcArray, XidGen, CLOG_XACTS_PER_PAGE, INVALID_XID,
+    XACT_COMMITTED,
+};
+use hdrhistogram::Histogram;
+use lwlock::Tranche;
+use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+macro_rules! workloads {
+    ($($variant:ident => $name:literal, clog: $clog:literal, $doc:literal;)*) => {
+        /// A workload, by name.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Workload { $(#[doc = $doc] $variant,)* }
+        impl Workload {
+            /// Every workload.
+            pub const ALL: &'static [Workload] = &[$(Workload::$variant),*];
+            /// The command-line name.
+            pub fn name(self) -> &'static str { match self { $(Workload::$variant => $name,)* } }
+            /// One-line description.
+            pub fn description(self) -> &'static str { match self { $(Workload::$variant => $doc,)* } }
+            /// Whether the workload updates the CLOG (where `clog-group` applies).
+            pub fn uses_clog(self) -> bool { match self { $(Workload::$variant => $clog,)* } }
+        }
+    };
+}
+
+workloads! {
+    Null => "null", clog: false, "shared acquire + release, empty critical section";
+    NullX => "null-x", clog: false, "exclusive acquire + release";
+    Snapshot => "snapshot", clog: false, "GetSnapshotData under ProcArrayLock shared (--write-pct ends transactions)";
+    EndXact => "end-xact", clog: false, "assign an xid, then ProcArrayEndTransaction under exclusive";
+    Clog => "clog", clog: true, "set a fresh xid's commit status in its CLOG page";
+    PgbenchSelect => "pgbench-select", clog: false, "pgbench -S: one snapshot plus --work";
+    PgbenchWrite => "pgbench-write", clog: true, "pgbench -N: snapshot, xid, CLOG commit, end-xact";
+    Pin => "pin", clog: false, "pin/unpin a hot buffer around each shared read";
+    PinHeld => "pin-held", clog: false, "shared reads of a hot buffer kept pinned";
+}
+
+impl Workload {
+    /// Looks a workload up by name.
+    pub fn from_name(name: &str) -> Option<Workload> {
+        Workload::ALL.iter().copied().find(|w| w.name() == name)
+    }
+    /// All names, comma-separated.
+    pub fn valid_names() -> String {
+        Workload::ALL
+            .iter()
+            .map(|w| w.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// CLOG pages in the ring (16 × 32 768 xids).
+const CLOG_PAGES: usize = 16;
+
+/// Everything the threads of one trial share.
+pub struct Shared<F: LockFamily> {
+    /// The xid slots (outside the lock, like shared memory).
+    pub procs: ProcArray,
+    /// ProcArrayLock and what it protects.
+    pub proc_array: F::Lock<Completion>,
+    /// The CLOG lock and the CLOG.
+    pub clog: F::Lock<Clog>,
+    /// The lock of the null workloads (a counter for the exclusive one).
+    pub null: F::Lock<u64>,
+    /// The hot buffer of the pin workloads.
+    pub buffer: BufferDesc<F::Lock<Page>>,
+    /// The xid counter.
+    pub xids: XidGen,
+    /// Set by the driver when the trial's time is up.
+    pub stop: AtomicBool,
+}
+
+impl<F: LockFamily> std::fmt::Debug for Shared<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared").finish_non_exhaustive()
+    }
+}
+
+impl<F: LockFamily> Shared<F> {
+    /// Fresh state for `procs` procs.
+    pub fn new(workload: Workload, procs: usize) -> Self {
+        let clog_pages = if workload.uses_clog() { CLOG_PAGES } else { 1 };
+        Shared {
+            procs: ProcArray::new(procs),
+            proc_array: F::Lock::new(Completion::default(), Tranche::PROC_ARRAY),
+            clog: F::Lock::new(Clog::new(clog_pages), Tranche::XACT_SLRU),
+            null: F::Lock::new(0, Tranche::DEFAULT),
+            buffer: BufferDesc {
+                refcount: Default::default(),
+                content: F::Lock::new(Page::default(), Tranche::BUFFER_CONTENT),
+            },
+            xids: XidGen::default(),
+            stop: AtomicBool::new(false),
+        }
+    }
+}
+
+/// Per-thread settings.
+#[derive(Clone, Copy, Debug)]
+pub struct WorkerConfig {
+    /// Percent of snapshot operations that end a transaction instead.
+    pub write_pct: u8,
+    /// Iterations of busy work outside locks per transaction.
+    pub work: u32,
+    /// Time one operation in this many.
+    pub time_every: u32,
+}
+
+/// One thread's state and tallies.
+#[derive(Debug)]
+pub struct Worker {
+    /// The thread's proc-array slot.
+    pub slot: usize,
+    cfg: WorkerConfig,
+    rng: u64,
+    countdown: u32,
+    xip: Vec<u32>,
+    /// The thread's running xid, or `INVALID_XID`.
+    xid: u32,
+    /// Lock operations done.
+    pub ops: u64,
+    /// Transactions done.
+    pub txns: u64,
+    /// End-of-transaction operations done (checked against `xactCompletionCount`).
+    pub ends: u64,
+    /// CLOG updates done (checked against the CLOG's count).
+    pub clog_ops: u64,
+    /// The last xid this thread committed in the CLOG.
+    pub last_clog_xid: u32,
+    /// Snapshots with xmin > xmax (must stay 0).
+    pub bad_snapshots: u64,
+    /// Wait until the shared critical section began, for timed shared operations.
+    pub shared_wait: Histogram<u64>,
+    /// Wait until the exclusive (or grouped) operation ran, for timed exclusive operations.
+    pub excl_wait: Histogram<u64>,
+    sink: u64,
+}
+
+fn histogram() -> Histogram<u64> {
+    // 1 ns .. 100 s at 2 significant digits (1 %), about 80 KB.
+    Histogram::new_with_bounds(1, 100_000_000_000, 2).expect("valid histogram bounds")
+}
+
+impl Worker {
+    /// A worker for proc-array slot `slot`.
+    pub fn new(slot: usize, procs: usize, cfg: WorkerConfig) -> Self {
+        Worker {
+            slot,
+            cfg,
+            rng: 0x2545_F491_4F6C_DD1D ^ (slot as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            countdown: 1 + (slot as u32 % cfg.time_every.max(1)),
+            xip: Vec::with_capacity(procs),
+            xid: INVALID_XID,
+            ops: 0,
+            txns: 0,
+            ends: 0,
+            clog_ops: 0,
+            last_clog_xid: INVALID_XID,
+            bad_snapshots: 0,
+            shared_wait: histogram(),
+            excl_wait: histogram(),
+            sink: 0,
+        }
+    }
+
+    #[inline]
+    fn rand(&mut self) -> u64 {
+        let mut x = self.rng;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng = x;
+        x
+    }
+
+    /// `Some(now)` once every `time_every` operations.
+    #[inline]
+    fn timer(&mut self) -> Option<Instant> {
+        self.countdown -= 1;
+        if self.countdown == 0 {
+            self.countdown = self.cfg.time_every;
+            Some(Instant::now())
+        } else {
+            None
+        }
+    }
+
+    /// Busy work outside any lock: `--work` xorshift steps.
+    #[inline]
+    fn work(&mut self) {
+        for _ in 0..self.cfg.work {
+            let r = self.rand();
+            self.sink = self.sink.wrapping_add(black_box(r));
+        }
+    }
+
+    fn record(h: &mut Histogram<u64>, waited: Option<u64>) {
+        if let Some(ns) = waited {
+            h.saturating_record(ns.max(1));
+        }
+    }
+}
+
+fn ns_since(t0: Option<Instant>) -> Option<u64> {
+    t0.map(|t| t.elapsed().as_nanos() as u64)
+}
+
+/// GetSnapshotData.
+#[inline]
+fn take_snapshot<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
+    let t0 = w.timer();
+    let (slot, procs, xip) = (w.slot, &s.procs, &mut w.xip);
+    let (waited, xmin, xmax) = s.proc_array.shared(|c| {
+        let waited = ns_since(t0);
+        let (xmin, xmax) = procs.snapshot(c, slot, xip);
+        (waited, xmin, xmax)
+    });
+    black_box(&w.xip);
+    if xmin > xmax {
+        w.bad_snapshots += 1;
+    }
+    Worker::record(&mut w.shared_wait, waited);
+    w.ops += 1;
+}
+
+/// GetNewTransactionId: a fresh xid published in the thread's slot.
+#[inline]
+fn begin_xact<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
+    let xid = s.xids.next();
+    s.procs.assign(w.slot, xid);
+    w.xid = xid;
+}
+
+/// ProcArrayEndTransaction for the thread's running xid.
+#[inline]
+fn end_xact<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
+    let t0 = w.timer();
+    let (slot, xid, procs) = (w.slot, w.xid, &s.procs);
+    let waited = s.proc_array.group(0, move |c| {
+        let waited = ns_since(t0);
+        procs.end_xact(c, slot, xid);
+        waited
+    });
+    Worker::record(&mut w.excl_wait, waited);
+    w.xid = INVALID_XID;
+    w.ends += 1;
+    w.ops += 1;
+}
+
+/// TransactionIdSetPageStatus for `xid` (committed).
+#[inline]
+fn clog_commit<F: LockFamily>(s: &Shared<F>, w: &mut Worker, xid: u32) {
+    let t0 = w.timer();
+    let waited = s.clog.group(Clog::page_of(xid), move |clog| {
+        let waited = ns_since(t0);
+        clog.set_status(xid, XACT_COMMITTED);
+        waited
+    });
+    Worker::record(&mut w.excl_wait, waited);
+    w.last_clog_xid = xid;
+    w.clog_ops += 1;
+    w.ops += 1;
+}
+
+#[inline]
+fn read_buffer<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
+    let t0 = w.timer();
+    let (waited, v) = s.buffer.content.shared(|p| {
+        let waited = ns_since(t0);
+        (waited, p.flags as u64 + p.tuples[w.slot % 8])
+    });
+    w.sink = w.sink.wrapping_add(v);
+    Worker::record(&mut w.shared_wait, waited);
+    w.ops += 1;
+}
+
+/// One transaction of `workload`.
+#[inline]
+fn transaction<F: LockFamily>(workload: Workload, s: &Shared<F>, w: &mut Worker) {
+    match workload {
+        Workload::Null => {
+            let t0 = w.timer();
+            let waited = s.null.shared(|_| ns_since(t0));
+            Worker::record(&mut w.shared_wait, waited);
+            w.ops += 1;
+        }
+        Workload::NullX => {
+            let t0 = w.timer();
+            let waited = s.null.exclusive(|n| {
+                *n += 1;
+                ns_since(t0)
+            });
+            Worker::record(&mut w.excl_wait, waited);
+            w.ops += 1;
+        }
+        Workload::Snapshot => {
+            if w.cfg.write_pct > 0 && (w.rand() % 100) < w.cfg.write_pct as u64 {
+                if w.xid == INVALID_XID {
+                    begin_xact(s, w);
+                }
+                end_xact(s, w);
+                begin_xact(s, w);
+            } else {
+                take_snapshot(s, w);
+            }
+        }
+        Workload::EndXact => {
+            begin_xact(s, w);
+            w.work();
+            end_xact(s, w);
+        }
+        Workload::Clog => {
+            let xid = s.xids.next();
+            clog_commit(s, w, xid);
+        }
+        Workload::PgbenchSelect => {
+            take_snapshot(s, w);
+            w.work();
+        }
+        Workload::PgbenchWrite => {
+            begin_xact(s, w);
+            take_snapshot(s, w);
+            w.work();
+            clog_commit(s, w, w.xid);
+            end_xact(s, w);
+        }
+        Workload::Pin => {
+            s.buffer.pin();
+            read_buffer(s, w);
+            s.buffer.unpin();
+        }
+        Workload::PinHeld => read_buffer(s, w),
+    }
+    w.txns += 1;
+}
+
+/// Runs transactions until `s.stop` is set.
+pub fn run_until_stopped<F: LockFamily>(workload: Workload, s: &Shared<F>, w: &mut Worker) {
+    if workload == Workload::PinHeld {
+        s.buffer.pin();
+    }
+    // Relaxed: the flag carries no data; the join that follows orders everything.
+    while !s.stop.load(Ordering::Relaxed) {
+        transaction(workload, s, w);
+    }
+    if workload == Workload::PinHeld {
+        s.buffer.unpin();
+    }
+    // A snapshot-workload writer leaves its last transaction running; end it outside the count
+    // so that the proc array is clean for the checks.
+    if w.xid != INVALID_XID {
+        let (slot, xid, procs) = (w.slot, w.xid, &s.procs);
+        s.proc_array.exclusive(|c| procs.end_xact(c, slot, xid));
+        w.ends += 1;
+        w.xid = INVALID_XID;
+    }
+    black_box(w.sink);
+}
+
+/// The harness's correctness checks after a trial (best practice: every benchmark run checks
+/// the invariants the lock must keep).
+pub fn check<F: LockFamily>(
+    workload: Workload,
+    s: &Shared<F>,
+    workers: &[Worker],
+) -> Result<(), String> {
+    let ends: u64 = workers.iter().map(|w| w.ends).sum();
+    let clog_ops: u64 = workers.iter().map(|w| w.clog_ops).sum();
+    let ops: u64 = workers.iter().map(|w| w.ops).sum();
+    let bad: u64 = workers.iter().map(|w| w.bad_snapshots).sum();
+    let completions = s.proc_array.shared(|c| c.xact_completion_count);
+    if completions != ends {
+        return Err(format!(
+            "{}: xactCompletionCount {completions} != {ends} transactions ended",
+            workload.name()
+        ));
+    }
+    if let Some((i, _)) = s
+        .procs
+        .xids
+        .iter()
+        .enumerate()
+        .find(|(_, x)| x.load(Ordering::Relaxed) != INVALID_XID)
+    {
+        return Err(format!(
+            "{}: proc {i} still has a running xid",
+            workload.name()
+        ));
+    }
+    // Each thread's last commit must be in the CLOG, unless the page ring has since wrapped
+    // over it (a thread starved while the others committed a ring's worth of xids).
+    let newest = workers
+        .iter()
+        .map(|w| w.last_clog_xid)
+        .max()
+        .unwrap_or(INVALID_XID);
+    let window = (CLOG_PAGES as u32 - 1) * CLOG_XACTS_PER_PAGE;
+    let (updates, missing) = s.clog.shared(|c| {
+        let missing = workers
+            .iter()
+            .filter(|w| w.last_clog_xid != INVALID_XID && newest - w.last_clog_xid < window)
+            .filter(|w| c.status(w.last_clog_xid) != XACT_COMMITTED)
+            .count();
+        (c.updates, missing)
+    });
+    if updates != clog_ops || missing != 0 {
+        return Err(format!(
+            "{}: CLOG has {updates} updates for {clog_ops} commits, {missing} last commits missing",
+            workload.name()
+        ));
+    }
+    if workload == Workload::NullX {
+        let n = s.null.shared(|n| *n);
+        if n != ops {
+            return Err(format!("null-x: counter {n} != {ops} exclusive sections"));
+        }
+    }
+    let pins = s.buffer.refcount.load(Ordering::Acquire);
+    if pins != 0 {
+        return Err(format!("{}: buffer left with {pins} pins", workload.name()));
+    }
+    if bad != 0 {
+        return Err(format!(
+            "{}: {bad} snapshots with xmin > xmax",
+            workload.name()
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::locks::{LockKind, LockVisitor};
+
+    struct RunEach;
+    impl LockVisitor for RunEach {
+        type Output = ();
+        fn visit<F: LockFamily>(self, kind: LockKind) {
+            for &wl in Workload::ALL {
+                let s = Shared::<F>::new(wl, 2);
+                let cfg = WorkerConfig {
+                    write_pct: 50,
+                    work: 3,
+                    time_every: 2,
+                };
+                let mut ws = vec![Worker::new(0, 2, cfg), Worker::new(1, 2, cfg)];
+                for _ in 0..100 {
+                    for w in ws.iter_mut() {
+                        transaction(wl, &s, w);
+                    }
+                }
+                s.stop.store(true, Ordering::Relaxed);
+                for w in ws.iter_mut() {
+                    run_until_stopped(wl, &s, w);
+                }
+                check(wl, &s, &ws).unwrap_or_else(|e| panic!("{}: {e}", kind.name()));
+                assert_eq!(ws[0].txns, 100);
+                assert!(ws[0].ops >= 100);
+                let timed = ws[0].shared_wait.len() + ws[0].excl_wait.len();
+                assert!(timed >= 40, "{} {}: timed {timed}", kind.name(), wl.name());
+            }
+        }
+    }
+
+    #[test]
+    fn every_workload_on_every_lock_passes_its_checks() {
+        for k in LockKind::ALL {
+            k.dispatch(RunEach);
+        }
+    }
+
+    #[test]
+    fn check_catches_a_lost_update() {
+        let s = Shared::<crate::locks::StdFamily>::new(Workload::EndXact, 1);
+        let mut w = Worker::new(
+            0,
+            1,
+            WorkerConfig {
+                write_pct: 0,
+                work: 0,
+                time_every: 1,
+            },
+        );
+        transaction(Workload::EndXact, &s, &mut w);
+        w.ends += 1; // pretend one more transaction ended than the proc array saw
+        assert!(check(Workload::EndXact, &s, &[w]).is_err());
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for w in Workload::ALL {
+            assert_eq!(Workload::from_name(w.name()), Some(*w));
+        }
+    }
+}
