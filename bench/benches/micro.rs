@@ -44,7 +44,7 @@ fn handoff<F: LockFamily>(iters: u64) -> Duration {
             let (lock, start) = (&lock, &start);
             s.spawn(move || {
                 start.wait();
-                let mut done = 0;
+                let (mut done, mut misses) = (0, 0u32);
                 while done < iters {
                     // Take the lock; act only on our turn (even counter: thread 0, odd: 1).
                     let acted = lock.exclusive(|v| {
@@ -57,8 +57,16 @@ fn handoff<F: LockFamily>(iters: u64) -> Duration {
                     });
                     if acted {
                         done += 1;
+                        misses = 0;
                     } else {
-                        std::hint::spin_loop();
+                        // Not our turn: spin briefly, then yield, so that the other thread gets
+                        // a CPU even when the machine has fewer free cores than two.
+                        misses += 1;
+                        if misses < 64 {
+                            std::hint::spin_loop();
+                        } else {
+                            std::thread::yield_now();
+                        }
                     }
                 }
             });
