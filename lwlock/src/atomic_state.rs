@@ -245,6 +245,8 @@ impl RawAtomicLwLock {
         // Release: our wait-list writes are visible to the next holder (invariant 2).
         let old = self.state.fetch_and(!LOCKED, Ordering::Release);
         debug_assert!(old & LOCKED != 0, "wait list unlocked but not locked");
+        #[cfg(loom)]
+        crate::sync::spin_released();
     }
 
     /// Runs `f` on the wait list.
@@ -268,7 +270,10 @@ impl RawAtomicLwLock {
         self.wait_list_lock();
         // Relaxed: see "No lost wakeup" in the module docs; only the word's modification order
         // matters, and this RMW precedes our re-check CAS on the same word.
-        self.state.fetch_or(HAS_WAITERS, Ordering::Relaxed);
+        // Mutant `atomic_no_has_waiters` (models only): queue without telling releasers.
+        if !crate::mutant!("atomic_no_has_waiters") {
+            self.state.fetch_or(HAS_WAITERS, Ordering::Relaxed);
+        }
         me.lw_waiting.store(lw_waiting::WAITING, Ordering::Relaxed);
         me.lw_mode.store(mode, Ordering::Relaxed);
         // SAFETY: LOCKED is held.
@@ -378,6 +383,8 @@ impl RawAtomicLwLock {
                 Err(now) => old = now,
             }
         }
+        #[cfg(loom)]
+        crate::sync::spin_released();
         Self::wake_all(&mut wake);
     }
 
@@ -405,7 +412,13 @@ impl RawAtomicLwLock {
         loop {
             // Phase 2: queue; phase 3: re-check.
             self.queue_self(me, wait_mode);
-            match self.attempt_lock(mode) {
+            // Mutant `atomic_no_recheck` (models only): sleep without re-checking after queueing.
+            let recheck = if crate::mutant!("atomic_no_recheck") {
+                Attempt::MustWait
+            } else {
+                self.attempt_lock(mode)
+            };
+            match recheck {
                 Attempt::Acquired => {
                     self.dequeue_self(me);
                     break;
@@ -421,7 +434,10 @@ impl RawAtomicLwLock {
             self.stats.bump(Stat::Block, 1);
             extra += Self::sleep_until_woken(me, WaitEvent::lwlock(Tranche::from_id(self.tranche)));
             // We ran: wakeups may happen again.
-            self.state.fetch_or(RELEASE_OK, Ordering::Relaxed);
+            // Mutant `atomic_no_release_ok_reset` (models only): never re-enable wakeups.
+            if !crate::mutant!("atomic_no_release_ok_reset") {
+                self.state.fetch_or(RELEASE_OK, Ordering::Relaxed);
+            }
             slept = true;
             match self.attempt_lock(mode) {
                 Attempt::Acquired => break,
@@ -497,7 +513,13 @@ unsafe impl RawLwLock for RawAtomicLwLock {
         }
         let me = Proc::current();
         self.queue_self(me, lw_mode::WAIT_UNTIL_FREE);
-        match self.attempt_lock(mode) {
+        // Mutant `aow_no_recheck` (models only): sleep without re-checking after queueing.
+        let recheck = if crate::mutant!("aow_no_recheck") {
+            Attempt::MustWait
+        } else {
+            self.attempt_lock(mode)
+        };
+        match recheck {
             Attempt::Acquired => {
                 // Our queue entry may have been chosen by a waker meanwhile; DequeueSelf handles
                 // that, and the eventual release re-triggers any inhibited wakeups.
@@ -526,7 +548,13 @@ unsafe impl RawLwLock for RawAtomicLwLock {
             VAL_SHARED
         };
         // Release: the critical section happens-before the next Acquire CAS that sees this value.
-        let old = self.state.fetch_sub(delta, Ordering::Release);
+        // Mutant `atomic_relaxed_release` (models only): an unlock that does not publish.
+        let order = if crate::mutant!("atomic_relaxed_release") {
+            Ordering::Relaxed
+        } else {
+            Ordering::Release
+        };
+        let old = self.state.fetch_sub(delta, order);
         debug_assert!(
             if mode == Mode::Exclusive {
                 old & VAL_EXCLUSIVE != 0
@@ -590,7 +618,13 @@ impl RawLwLockVar for RawAtomicLwLock {
             "update_var without the exclusive lock"
         );
         // AcqRel swap (a full barrier in PostgreSQL): the value is visible before any wake.
-        var.swap(val, Ordering::AcqRel);
+        // Mutant `var_relaxed_update` (models only): a value that does not publish what precedes it.
+        let order = if crate::mutant!("var_relaxed_update") {
+            Ordering::Relaxed
+        } else {
+            Ordering::AcqRel
+        };
+        var.swap(val, order);
         let mut wake = ProcList::EMPTY;
         self.wait_list_lock();
         // SAFETY: LOCKED is held.

@@ -218,7 +218,8 @@ impl RawClassicLwLock {
         let mut me: Option<&'static Proc> = None;
         loop {
             let outcome = self.locked(|st| {
-                if retry {
+                // Mutant `classic_no_release_ok_reset` (models only): never re-enable wakeups.
+                if retry && !crate::mutant!("classic_no_release_ok_reset") {
                     st.release_ok = true; // we were woken and run: others may be woken again
                 }
                 match self.try_take(st, mode) {
@@ -226,7 +227,7 @@ impl RawClassicLwLock {
                     Ok(false) => {
                         Self::enqueue(
                             st,
-                            *me.get_or_insert_with(Proc::current),
+                            me.get_or_insert_with(Proc::current),
                             Self::mode_code(mode),
                         );
                         Ok(false)
@@ -300,7 +301,7 @@ unsafe impl RawLwLock for RawClassicLwLock {
                 // 9.4 queues LW_WAIT_UNTIL_FREE at the tail.
                 Self::enqueue(
                     st,
-                    *me.get_or_insert_with(Proc::current),
+                    me.get_or_insert_with(Proc::current),
                     lw_mode::WAIT_UNTIL_FREE,
                 );
                 Ok(false)
@@ -379,6 +380,14 @@ unsafe impl RawLwLock for RawClassicLwLock {
         });
         // Wake outside the spinlock.
         while let Some(w) = wake.pop_head() {
+            // Mutant `classic_post_before_not_waiting` (models only): post, then clear the flag,
+            // so the waiter may take the post for a foreign one and sleep again.
+            if crate::mutant!("classic_post_before_not_waiting") {
+                w.sem.unlock();
+                w.lw_waiting
+                    .store(lw_waiting::NOT_WAITING, Ordering::Release);
+                continue;
+            }
             // Release: the unlink is visible before the waiter can queue again (invariant 2).
             w.lw_waiting
                 .store(lw_waiting::NOT_WAITING, Ordering::Release);

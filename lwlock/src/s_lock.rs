@@ -27,7 +27,9 @@
 //! it only decides whether to try TAS, which does the ordering.
 
 use crate::proc::Proc;
-use crate::sync::{spin_loop, AtomicBool, Ordering};
+#[cfg(not(loom))]
+use crate::sync::spin_loop;
+use crate::sync::{AtomicBool, Ordering};
 use crate::wait_event::{Tranche, WaitEvent};
 
 /// Lower bound of `spins_per_delay` (`MIN_SPINS_PER_DELAY`). Not 1: on Alpha the first TAS after
@@ -79,6 +81,9 @@ pub struct SpinDelay<'a> {
     delays: u32,
     cur_delay_us: u64,
     spins_per_delay: u32,
+    /// loom only: the release epoch read before the next probe ([`crate::sync::spin_wait`]).
+    #[cfg(loom)]
+    seen_epoch: u32,
 }
 
 impl<'a> SpinDelay<'a> {
@@ -94,6 +99,8 @@ impl<'a> SpinDelay<'a> {
             delays: 0,
             cur_delay_us: 0,
             spins_per_delay: proc.spins_per_delay.load(Ordering::Relaxed),
+            #[cfg(loom)]
+            seen_epoch: crate::sync::spin_epoch(),
         }
     }
 
@@ -103,7 +110,11 @@ impl<'a> SpinDelay<'a> {
     /// # Panics
     /// After `num_delays` sleeps: "stuck spinlock detected".
     pub fn perform(&mut self) {
+        #[cfg(not(loom))]
         spin_loop();
+        // loom: block until a release since the probe (see `crate::sync::spin_wait`).
+        #[cfg(loom)]
+        crate::sync::spin_wait(&mut self.seen_epoch);
         self.spins += 1;
         if self.spins >= self.spins_per_delay {
             self.delays += 1;
@@ -173,7 +184,13 @@ impl SpinLock {
     /// `TAS`: one test-and-set; true if the lock was taken.
     #[inline(always)]
     pub fn try_lock(&self) -> bool {
-        !self.locked.swap(true, Ordering::Acquire)
+        // Mutant `spin_relaxed_tas` (models only): a TAS that does not order the critical section.
+        let order = if crate::mutant!("spin_relaxed_tas") {
+            Ordering::Relaxed
+        } else {
+            Ordering::Acquire
+        };
+        !self.locked.swap(true, order)
     }
 
     /// `S_LOCK`: takes the lock, spinning and backing off with PostgreSQL's constants. Returns the
@@ -217,7 +234,17 @@ impl SpinLock {
             self.locked.load(Ordering::Relaxed),
             "unlocking a free spinlock"
         );
+        #[cfg(not(loom))]
         self.locked.store(false, Ordering::Release);
+        // Under loom only: an RMW instead of the plain store. loom orders a plain store only by
+        // happens-before against other threads' RMWs, so a spinner's failed TAS (which stores
+        // `true` again) may be placed after the unlock forever and the model never progresses.
+        // With every access an RMW the word has one total order, as on real hardware.
+        #[cfg(loom)]
+        {
+            self.locked.swap(false, Ordering::Release);
+            crate::sync::spin_released();
+        }
     }
 
     /// Whether the lock is held right now (racy; for diagnostics).

@@ -30,6 +30,16 @@ pub use shuttle::sync::atomic::{
     fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Ordering,
 };
 
+/// A blocking mutex of the active backend. Only the wait-record table uses it (registration, once
+/// per thread), never a lock's fast or slow path; under the models it must be the checker's, so
+/// that registrations are ordered and a thread switch inside one cannot block the real thread.
+#[cfg(loom)]
+pub use loom::sync::Mutex;
+#[cfg(shuttle)]
+pub use shuttle::sync::Mutex;
+#[cfg(not(any(loom, shuttle)))]
+pub use std::sync::Mutex;
+
 #[cfg(all(loom, shuttle))]
 compile_error!("--cfg loom and --cfg shuttle are mutually exclusive");
 
@@ -60,6 +70,46 @@ pub fn spin_loop() {
     shuttle::thread::yield_now();
     #[cfg(not(any(loom, shuttle)))]
     std::hint::spin_loop();
+}
+
+/// Spin waits under loom: the *release epoch*.
+///
+/// loom explores every choice at every yield, so two threads spinning on a word held by a third
+/// may yield to each other forever (an unfair schedule loom cannot rule out), and the model
+/// never ends. Under loom a spin wait therefore blocks instead: every release of a spinning word
+/// (the TAS spinlock, the atomic LWLock's wait-list bit) bumps one per-execution futex counter,
+/// and a failed probe sleeps until the counter moved past the value read *before* that probe.
+/// That loses no behaviour of the lock (the word cannot become free without a release) and no
+/// wakeup (a release after the read changes the counter), and it turns a spinner that is never
+/// released into a reported deadlock.
+#[cfg(loom)]
+fn release_epoch() -> &'static Futex {
+    loom::lazy_static! { static ref EPOCH: Futex = Futex::new(0); }
+    &EPOCH
+}
+
+/// The release epoch, read before probing a spinning word (loom only).
+#[cfg(loom)]
+pub fn spin_epoch() -> u32 {
+    release_epoch().word.load(Ordering::SeqCst)
+}
+
+/// After a failed probe: sleeps until a release happened since `*seen` was read, then reads the
+/// epoch again for the next probe (loom only).
+#[cfg(loom)]
+pub fn spin_wait(seen: &mut u32) {
+    let epoch = release_epoch();
+    epoch.wait(*seen);
+    *seen = epoch.word.load(Ordering::SeqCst);
+}
+
+/// Called after every release of a spinning word: bumps the epoch and wakes the spinners
+/// (loom only).
+#[cfg(loom)]
+pub fn spin_released() {
+    let epoch = release_epoch();
+    epoch.word.fetch_add(1, Ordering::SeqCst);
+    epoch.wake_all();
 }
 
 /// Sleep for `micros` microseconds (`pg_usleep`). Under the models this is a yield: time does not
@@ -210,4 +260,41 @@ impl Futex {
             self.park.1.notify_all();
         }
     }
+}
+
+/// `mutant!("name")`: whether the deliberately broken variant `name` is active.
+///
+/// Used only by the model-checking suites, to prove that each model can fail. It is
+/// `cfg!(lwlock_mutant = "name")`, a constant `false` in every normal build (so the broken branch
+/// is compiled out). A build with `--cfg lwlock_mutant="runtime"` also selects a variant at run
+/// time from the environment variable `LWLOCK_MUTANT`, so that one build serves every variant.
+#[cfg(not(lwlock_mutant = "runtime"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! mutant {
+    ($name:literal) => {
+        cfg!(lwlock_mutant = $name)
+    };
+}
+
+/// `mutant!("name")`: whether the deliberately broken variant `name` is active (here: selected
+/// at compile time, or at run time by `LWLOCK_MUTANT=name`).
+#[cfg(lwlock_mutant = "runtime")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! mutant {
+    ($name:literal) => {
+        cfg!(lwlock_mutant = $name) || $crate::sync::runtime_mutant($name)
+    };
+}
+
+/// Whether `LWLOCK_MUTANT` names `name` (read once per process).
+#[cfg(lwlock_mutant = "runtime")]
+#[doc(hidden)]
+pub fn runtime_mutant(name: &str) -> bool {
+    static SELECTED: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    SELECTED
+        .get_or_init(|| std::env::var("LWLOCK_MUTANT").ok())
+        .as_deref()
+        == Some(name)
 }
