@@ -4,6 +4,7 @@ use crate::locks::LockKind;
 use crate::perf;
 use crate::report::{self, PointRow, ResultRow, WaitRow};
 use crate::runner::{self, PointSpec};
+use crate::snapshot::{Layout, Strategy};
 use crate::workload::{WorkerConfig, Workload};
 use clap::{CommandFactory, Parser};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -46,6 +47,24 @@ fn parse_lock(s: &str) -> Result<LockSel, String> {
                 "unknown lock '{s}' (valid: {}, default)",
                 LockKind::valid_names()
             )
+        }),
+    }
+}
+
+fn parse_layout(s: &str) -> Result<Vec<Layout>, String> {
+    match s.trim() {
+        "all" => Ok(Layout::ALL.to_vec()),
+        n => Layout::from_name(n)
+            .map(|l| vec![l])
+            .ok_or_else(|| format!("unknown layout '{s}' (valid: padded, pgxact, dense, all)")),
+    }
+}
+
+fn parse_strategy(s: &str) -> Result<Vec<Strategy>, String> {
+    match s.trim() {
+        "all" => Ok(Strategy::ALL.to_vec()),
+        n => Strategy::from_name(n).map(|l| vec![l]).ok_or_else(|| {
+            format!("unknown snapshot strategy '{s}' (valid: scan, reuse, optimistic, shared, all)")
         }),
     }
 }
@@ -169,6 +188,14 @@ pub struct Args {
     /// Busy work outside locks per transaction, in xorshift steps (about 1 ns each).
     #[arg(long, default_value_t = 0)]
     pub work: u32,
+    /// Proc-array layouts, comma-separated: padded (≤ 9.1 PGPROC), pgxact (9.2–13), dense
+    /// (14+), or all. Applies to the workloads that use the proc array.
+    #[arg(long, value_delimiter = ',', default_value = "dense", value_parser = parse_layout)]
+    pub layout: Vec<Vec<Layout>>,
+    /// Snapshot strategies, comma-separated: scan, reuse (PG 14), optimistic (even/odd counter),
+    /// shared (one computes, others copy), or all. Applies to the workloads that take snapshots.
+    #[arg(long, value_delimiter = ',', default_value = "scan", value_parser = parse_strategy)]
+    pub snapshot: Vec<Vec<Strategy>>,
     /// Wait-event sampling interval (`0` is not allowed; use a long interval to sample rarely).
     #[arg(long, default_value = "1ms", value_parser = parse_duration)]
     pub sample_interval: Duration,
@@ -202,6 +229,33 @@ impl Args {
             }
         }
         (run, skipped)
+    }
+
+    /// The (layout, strategy) variants to run for `w`: `None` where the setting does not apply.
+    pub fn variants_for(&self, w: Workload) -> Vec<(Option<Layout>, Option<Strategy>)> {
+        fn dedup<T: PartialEq + Copy>(v: &[Vec<T>]) -> Vec<T> {
+            let mut out: Vec<T> = Vec::new();
+            for x in v.iter().flatten() {
+                if !out.contains(x) {
+                    out.push(*x);
+                }
+            }
+            out
+        }
+        let layouts: Vec<Option<Layout>> = if w.uses_proc_array() {
+            dedup(&self.layout).into_iter().map(Some).collect()
+        } else {
+            vec![None]
+        };
+        let strategies: Vec<Option<Strategy>> = if w.takes_snapshots() {
+            dedup(&self.snapshot).into_iter().map(Some).collect()
+        } else {
+            vec![None]
+        };
+        layouts
+            .iter()
+            .flat_map(|l| strategies.iter().map(move |s| (*l, *s)))
+            .collect()
     }
 
     /// The thread counts, in order, without duplicates.
@@ -290,6 +344,8 @@ fn meta_json(args: &Args, probe: &perf::Probe, warmup: Duration) -> serde_json::
             "trials": args.trials,
             "write_pct": args.write_pct,
             "procs": args.procs,
+            "layouts": args.layout.iter().flatten().map(|l| l.name()).collect::<Vec<_>>(),
+            "snapshot_strategies": args.snapshot.iter().flatten().map(|s| s.name()).collect::<Vec<_>>(),
             "work": args.work,
             "sample_interval_s": args.sample_interval.as_secs_f64(),
             "time_every": args.time_every,
@@ -332,7 +388,8 @@ fn run(args: &Args) -> Result<(), String> {
     .map_err(|e| io("meta.json", &e))?;
 
     let threads = args.thread_counts();
-    let mut plan: Vec<(Workload, LockKind)> = Vec::new();
+    type Variant = (Option<Layout>, Option<Strategy>);
+    let mut plan: Vec<(Workload, LockKind, Variant)> = Vec::new();
     for &w in &args.workload {
         let (run, skipped) = args.locks_for(w);
         for k in skipped {
@@ -342,7 +399,11 @@ fn run(args: &Args) -> Result<(), String> {
                 w.name()
             );
         }
-        plan.extend(run.into_iter().map(|k| (w, k)));
+        let variants = args.variants_for(w);
+        plan.extend(
+            run.into_iter()
+                .flat_map(|k| variants.iter().map(move |v| (w, k, *v))),
+        );
     }
     let total = plan.len() * threads.len();
     let est = (warmup + args.duration * args.trials).as_secs_f64() * total as f64;
@@ -363,19 +424,30 @@ fn run(args: &Args) -> Result<(), String> {
             .map_err(|e| e.to_string())?,
     );
     let mut points: Vec<PointRow> = Vec::new();
-    for &(w, k) in &plan {
+    for &(w, k, (layout, strategy)) in &plan {
+        let variant = report::Variant {
+            layout: layout.map_or("", Layout::name),
+            snapshot: strategy.map_or("", Strategy::name),
+        };
         for &t in &threads {
-            pb.set_message(format!("{} {} x{t}", w.name(), k.name()));
+            pb.set_message(format!(
+                "{} {} {} x{t}",
+                w.name(),
+                k.name(),
+                variant.label()
+            ));
             let mut spec = PointSpec {
                 workload: w,
                 lock: k,
                 threads: t,
                 procs: args.procs.unwrap_or(t).max(t),
+                layout: layout.unwrap_or(Layout::Dense),
                 duration: warmup,
                 worker: WorkerConfig {
                     write_pct: args.write_pct,
                     work: args.work,
                     time_every: args.time_every,
+                    strategy: strategy.unwrap_or(Strategy::Scan),
                 },
                 sample_interval: args.sample_interval,
             };
@@ -384,13 +456,22 @@ fn run(args: &Args) -> Result<(), String> {
             let trials = (0..args.trials)
                 .map(|_| runner::run_trial(&spec, &probe))
                 .collect::<Result<Vec<_>, _>>()?;
-            let point = PointRow::new(w, k, t, &trials);
+            let point = PointRow::new(w, k, variant, t, &trials);
             for (i, r) in trials.iter().enumerate() {
                 let trial = i as u32 + 1;
                 results
-                    .serialize(ResultRow::new(w, k, t, spec.procs, trial, r, point.bimodal))
+                    .serialize(ResultRow::new(
+                        w,
+                        k,
+                        variant,
+                        t,
+                        spec.procs,
+                        trial,
+                        r,
+                        point.bimodal,
+                    ))
                     .map_err(|e| io("results.csv", &e))?;
-                for row in WaitRow::rows(w, k, t, trial, &r.waits) {
+                for row in WaitRow::rows(w, k, variant, t, trial, &r.waits) {
                     waits.serialize(row).map_err(|e| io("waits.csv", &e))?;
                 }
             }

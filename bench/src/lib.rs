@@ -8,6 +8,7 @@
 //! * [`locks`]: the one lock registry and the closure-level [`locks::BenchLock`] trait.
 //! * [`flex`]: the registry adapters of the group-commit locks (`flexlock`).
 //! * [`sim`]: the simulated shared state.
+//! * [`snapshot`]: proc-array layouts and snapshot strategies (scan, reuse, optimistic, shared).
 //! * [`workload`]: the workloads, written once, generic over the lock family.
 //! * [`runner`]: one trial (threads, barrier, sampler, counters, invariant checks).
 //! * [`perf`]: per-thread perf-event counters with a `getrusage` fallback.
@@ -22,4 +23,5 @@ pub mod perf;
 pub mod report;
 pub mod runner;
 pub mod sim;
+pub mod snapshot;
 pub mod workload;

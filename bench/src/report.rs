@@ -3,12 +3,34 @@
 
 use crate::locks::LockKind;
 use crate::runner::{self, TrialResult};
+use crate::snapshot::{Layout, Strategy};
 use crate::workload::Workload;
 use plotters::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
+
+/// The proc-array layout and snapshot strategy of a point; empty where they do not apply.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Variant {
+    /// `--layout` name, or empty.
+    pub layout: &'static str,
+    /// `--snapshot` name, or empty.
+    pub snapshot: &'static str,
+}
+
+impl Variant {
+    /// `layout/snapshot`, leaving out what does not apply.
+    pub fn label(&self) -> String {
+        [self.layout, self.snapshot]
+            .iter()
+            .filter(|s| !s.is_empty())
+            .copied()
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+}
 
 /// One row of `results.csv`: one trial of one point. Counts are totals for the trial; empty
 /// cells mean "not measured here" (no PMU, or a lock without that counter, or no `stats`).
@@ -18,6 +40,10 @@ pub struct ResultRow {
     pub workload: &'static str,
     /// Lock name.
     pub lock: &'static str,
+    /// Proc-array layout (empty where it does not apply).
+    pub layout: &'static str,
+    /// Snapshot strategy (empty where it does not apply).
+    pub snapshot: &'static str,
     /// Worker threads.
     pub threads: usize,
     /// Proc-array size.
@@ -82,6 +108,8 @@ pub struct ResultRow {
     pub max_group_size: Option<u64>,
     /// Wait-event samples taken of the workers.
     pub wait_samples: u64,
+    /// Percent of snapshots that took the strategy's fast path (reused, validated, copied).
+    pub snapshot_fast_pct: Option<f64>,
     /// Whether the point this trial belongs to is bimodal.
     pub bimodal: bool,
 }
@@ -92,9 +120,11 @@ fn quantile(h: &hdrhistogram::Histogram<u64>, q: f64) -> Option<u64> {
 
 impl ResultRow {
     /// The row of `trial` (1-based) of a point.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         workload: Workload,
         lock: LockKind,
+        variant: Variant,
         threads: usize,
         procs: usize,
         trial: u32,
@@ -105,6 +135,8 @@ impl ResultRow {
         ResultRow {
             workload: workload.name(),
             lock: lock.name(),
+            layout: variant.layout,
+            snapshot: variant.snapshot,
             threads,
             procs,
             trial,
@@ -140,6 +172,7 @@ impl ResultRow {
             mean_group_size: r.lock.mean_group_size.map(|m| (m * 100.0).round() / 100.0),
             max_group_size: r.lock.max_group_size,
             wait_samples: r.waits.values().sum(),
+            snapshot_fast_pct: r.snapshot_fast_pct(),
             bimodal,
         }
     }
@@ -152,6 +185,10 @@ pub struct WaitRow {
     pub workload: &'static str,
     /// Lock name.
     pub lock: &'static str,
+    /// Proc-array layout (empty where it does not apply).
+    pub layout: &'static str,
+    /// Snapshot strategy (empty where it does not apply).
+    pub snapshot: &'static str,
     /// Worker threads.
     pub threads: usize,
     /// Trial number.
@@ -169,6 +206,7 @@ impl WaitRow {
     pub fn rows(
         workload: Workload,
         lock: LockKind,
+        variant: Variant,
         threads: usize,
         trial: u32,
         waits: &BTreeMap<String, u64>,
@@ -183,6 +221,8 @@ impl WaitRow {
                 WaitRow {
                     workload: workload.name(),
                     lock: lock.name(),
+                    layout: variant.layout,
+                    snapshot: variant.snapshot,
                     threads,
                     trial,
                     wait_event_type: t,
@@ -201,6 +241,10 @@ pub struct PointRow {
     pub workload: &'static str,
     /// Lock name.
     pub lock: &'static str,
+    /// Proc-array layout (empty where it does not apply).
+    pub layout: &'static str,
+    /// Snapshot strategy (empty where it does not apply).
+    pub snapshot: &'static str,
     /// Worker threads.
     pub threads: usize,
     /// Trials.
@@ -221,11 +265,19 @@ pub struct PointRow {
     pub top_wait_event: String,
     /// Its share of the workers' samples.
     pub top_wait_share: f64,
+    /// Median percent of snapshots that took the strategy's fast path.
+    pub snapshot_fast_pct: Option<f64>,
 }
 
 impl PointRow {
     /// Summarises the trials of one point.
-    pub fn new(workload: Workload, lock: LockKind, threads: usize, trials: &[TrialResult]) -> Self {
+    pub fn new(
+        workload: Workload,
+        lock: LockKind,
+        variant: Variant,
+        threads: usize,
+        trials: &[TrialResult],
+    ) -> Self {
         let ops: Vec<f64> = trials.iter().map(|t| t.ops_per_sec()).collect();
         let txn: Vec<f64> = trials.iter().map(|t| t.txn_per_sec()).collect();
         let jain: Vec<f64> = trials.iter().map(|t| runner::jain(&t.per_thread)).collect();
@@ -240,9 +292,15 @@ impl PointRow {
             .iter()
             .filter(|(k, _)| **k != runner::RUNNING)
             .max_by_key(|(_, v)| **v);
+        let fast: Vec<f64> = trials
+            .iter()
+            .filter_map(|t| t.snapshot_fast_pct())
+            .collect();
         PointRow {
             workload: workload.name(),
             lock: lock.name(),
+            layout: variant.layout,
+            snapshot: variant.snapshot,
             threads,
             trials: trials.len(),
             median_ops_per_sec: runner::median(&ops).round(),
@@ -256,8 +314,59 @@ impl PointRow {
                 Some((_, v)) if total > 0 => (*v as f64 / total as f64 * 1e3).round() / 1e3,
                 _ => 0.0,
             },
+            snapshot_fast_pct: (!fast.is_empty()).then(|| runner::median(&fast)),
         }
     }
+}
+
+impl PointRow {
+    /// The series this point belongs to: lock, layout, strategy.
+    fn series_key(&self) -> (&'static str, &'static str, &'static str) {
+        (self.lock, self.layout, self.snapshot)
+    }
+}
+
+/// The series (lines of a plot, columns of a table) among `pts`, in registry order, then
+/// layout and strategy order, each with its label: the lock name, followed by the layout and
+/// strategy when the workload was run with more than one of them.
+fn series(pts: &[&PointRow]) -> Vec<((&'static str, &'static str, &'static str), String)> {
+    let mut keys: Vec<(&str, &str, &str)> = Vec::new();
+    for p in pts {
+        if !keys.contains(&p.series_key()) {
+            keys.push(p.series_key());
+        }
+    }
+    let rank = |k: &(&str, &str, &str)| {
+        let l = LockKind::ALL
+            .iter()
+            .position(|x| x.name() == k.0)
+            .unwrap_or(usize::MAX);
+        let y = Layout::ALL
+            .iter()
+            .position(|x| x.name() == k.1)
+            .unwrap_or(0);
+        let s = Strategy::ALL
+            .iter()
+            .position(|x| x.name() == k.2)
+            .unwrap_or(0);
+        (l, y, s)
+    };
+    keys.sort_by_key(rank);
+    let many_layouts = keys.iter().any(|k| k.1 != keys[0].1);
+    let many_snapshots = keys.iter().any(|k| k.2 != keys[0].2);
+    keys.into_iter()
+        .map(|k| {
+            let v = Variant {
+                layout: if many_layouts { k.1 } else { "" },
+                snapshot: if many_snapshots { k.2 } else { "" },
+            };
+            let label = match v.label() {
+                l if l.is_empty() => k.0.to_string(),
+                l => format!("{} {l}", k.0),
+            };
+            (k, label)
+        })
+        .collect()
 }
 
 /// `12,345,678`.
@@ -280,18 +389,15 @@ pub fn table(workload: Workload, points: &[PointRow], md: bool) -> String {
         .iter()
         .filter(|p| p.workload == workload.name())
         .collect();
-    let mut locks: Vec<&str> = Vec::new();
-    for k in LockKind::ALL {
-        if pts.iter().any(|p| p.lock == k.name()) {
-            locks.push(k.name());
-        }
-    }
+    let cols = series(&pts);
+    let locks: Vec<&str> = cols.iter().map(|(_, l)| l.as_str()).collect();
     let mut threads: Vec<usize> = pts.iter().map(|p| p.threads).collect();
     threads.sort_unstable();
     threads.dedup();
     let cell = |t: usize, l: &str| -> String {
+        let key = cols.iter().find(|(_, label)| label == l).map(|(k, _)| *k);
         pts.iter()
-            .find(|p| p.threads == t && p.lock == l)
+            .find(|p| p.threads == t && Some(p.series_key()) == key)
             .map(|p| {
                 format!(
                     "{}{}",
@@ -366,8 +472,8 @@ pub fn plot(path: &Path, workload: Workload, points: &[PointRow]) -> Result<(), 
         .x_label_formatter(&|x| format!("{}", x.round()))
         .draw()
         .map_err(|x| e(&x))?;
-    for (i, k) in LockKind::ALL.iter().enumerate() {
-        let mut line: Vec<&&PointRow> = pts.iter().filter(|p| p.lock == k.name()).collect();
+    for (i, (key, label)) in series(&pts).into_iter().enumerate() {
+        let mut line: Vec<&&PointRow> = pts.iter().filter(|p| p.series_key() == key).collect();
         if line.is_empty() {
             continue;
         }
@@ -379,7 +485,7 @@ pub fn plot(path: &Path, workload: Workload, points: &[PointRow]) -> Result<(), 
             .collect();
         ch.draw_series(LineSeries::new(xy.clone(), color.stroke_width(2)))
             .map_err(|x| e(&x))?
-            .label(k.name())
+            .label(label)
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
             });
@@ -446,13 +552,26 @@ pub fn summary_md(meta: &serde_json::Value, workloads: &[Workload], points: &[Po
                 } else {
                     &p.top_wait_event
                 };
+                let variant = Variant {
+                    layout: p.layout,
+                    snapshot: p.snapshot,
+                }
+                .label();
                 let _ = writeln!(
                     s,
-                    "- {}: {} ({:.1} % of samples), Jain {:.3}",
+                    "- {}{}: {} ({:.1} % of samples), Jain {:.3}{}",
                     p.lock,
+                    if variant.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" {variant}")
+                    },
                     ev,
                     p.top_wait_share * 100.0,
-                    p.median_jain
+                    p.median_jain,
+                    p.snapshot_fast_pct
+                        .map(|f| format!(", {f:.1} % of snapshots on the fast path"))
+                        .unwrap_or_default()
                 );
             }
         }
@@ -469,6 +588,8 @@ mod tests {
         PointRow {
             workload: "snapshot",
             lock,
+            layout: "dense",
+            snapshot: "scan",
             threads,
             trials: 3,
             median_ops_per_sec: m,
@@ -479,6 +600,7 @@ mod tests {
             bimodal,
             top_wait_event: String::new(),
             top_wait_share: 0.0,
+            snapshot_fast_pct: None,
         }
     }
 

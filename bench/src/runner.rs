@@ -2,6 +2,9 @@
 
 use crate::locks::{BenchLock, LockCounters, LockFamily, LockKind, LockVisitor};
 use crate::perf::{CounterValues, Probe, ThreadCounters};
+#[cfg(test)]
+use crate::snapshot::Strategy;
+use crate::snapshot::{Layout, Outcome};
 use crate::workload::{self, Shared, Worker, WorkerConfig, Workload};
 use hdrhistogram::Histogram;
 use lwlock::sync::Futex;
@@ -21,6 +24,8 @@ pub struct PointSpec {
     pub threads: usize,
     /// Proc-array size (at least `threads`).
     pub procs: usize,
+    /// Proc-array layout.
+    pub layout: Layout,
     /// Trial length.
     pub duration: Duration,
     /// Worker settings.
@@ -53,6 +58,8 @@ pub struct TrialResult {
     pub lock: LockCounters,
     /// Sampled wait events of the workers: `"type:event"` (or [`RUNNING`]) → samples.
     pub waits: BTreeMap<String, u64>,
+    /// Snapshots by how they were obtained, indexed by [`Outcome`] as `usize`.
+    pub snapshot_outcomes: [u64; Outcome::COUNT],
 }
 
 impl TrialResult {
@@ -63,6 +70,16 @@ impl TrialResult {
     /// Transactions per second.
     pub fn txn_per_sec(&self) -> f64 {
         self.txns as f64 / self.elapsed.as_secs_f64()
+    }
+    /// Percent of snapshots that took their strategy's fast path (reused, validated without
+    /// the lock, or copied from the shared slot); `None` when no snapshot was taken.
+    pub fn snapshot_fast_pct(&self) -> Option<f64> {
+        let total: u64 = self.snapshot_outcomes.iter().sum();
+        let fast: u64 = [Outcome::Reused, Outcome::Validated, Outcome::Copied]
+            .iter()
+            .map(|o| self.snapshot_outcomes[*o as usize])
+            .sum();
+        (total > 0).then(|| (fast as f64 * 1000.0 / total as f64).round() / 10.0)
     }
 }
 
@@ -140,7 +157,7 @@ pub fn run_trial(spec: &PointSpec, probe: &Probe) -> Result<TrialResult, String>
 fn run_trial_with<F: LockFamily>(spec: &PointSpec, probe: &Probe) -> Result<TrialResult, String> {
     let threads = spec.threads;
     let procs = spec.procs.max(threads);
-    let shared = Shared::<F>::new(spec.workload, procs);
+    let shared = Shared::<F>::new(spec.workload, procs, spec.layout);
     let sampler_on = !spec.sample_interval.is_zero();
     let gate = StartGate::new(threads + sampler_on as usize);
     let proc_numbers: Vec<AtomicU32> = (0..threads).map(|_| AtomicU32::new(u32::MAX)).collect();
@@ -249,6 +266,12 @@ fn run_trial_with<F: LockFamily>(spec: &PointSpec, probe: &Probe) -> Result<Tria
         counters,
         lock,
         waits,
+        snapshot_outcomes: workers.iter().fold([0; Outcome::COUNT], |mut acc, w| {
+            for (a, n) in acc.iter_mut().zip(w.snapshot_outcomes) {
+                *a += n;
+            }
+            acc
+        }),
     })
 }
 
@@ -301,11 +324,13 @@ mod tests {
             lock: LockKind::Atomic,
             threads: 3,
             procs: 3,
+            layout: Layout::Dense,
             duration: Duration::from_millis(30),
             worker: WorkerConfig {
                 write_pct: 0,
                 work: 0,
                 time_every: 4,
+                strategy: Strategy::Scan,
             },
             sample_interval: Duration::from_micros(500),
         };

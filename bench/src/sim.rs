@@ -1,10 +1,7 @@
-//! Simulated PostgreSQL shared state: the proc array, the xid counter, the CLOG and a hot buffer.
+//! Simulated PostgreSQL shared state besides the proc array (which is in [`crate::snapshot`]):
+//! the xid counter, the CLOG and a hot buffer.
 //!
 //! Mirrors, at the size that matters for contention:
-//! * `ProcGlobal->xids[]` and `TransamVariables->latestCompletedXid` / `xactCompletionCount`
-//!   (`procarray.c`, PostgreSQL 14+ dense layout): [`ProcArray`], protected by ProcArrayLock.
-//!   [`ProcArray::snapshot`] is the scan of `GetSnapshotData`; [`ProcArray::end_xact`] is
-//!   `ProcArrayEndTransactionInternal`.
 //! * `GetNewTransactionId` (`varsup.c`): [`XidGen`]. PostgreSQL serialises it with XidGenLock;
 //!   here it is one atomic fetch-add, so that each workload contends on the one lock it studies.
 //! * The CLOG (`clog.c`): [`Clog`], 8 KB pages of 2 status bits per xid, protected by
@@ -13,11 +10,8 @@
 //!   [`BufferDesc`], for the pin workloads.
 //!
 //! # Memory orderings
-//! Xid slots are written by their owner outside ProcArrayLock when an xid is assigned and cleared
-//! under the exclusive lock; snapshot takers read them once under the shared lock with Relaxed
-//! loads, as PostgreSQL's `UINT32_ACCESS_ONCE`. An xid assigned concurrently with a snapshot is
-//! at least the snapshot's xmax, so missing it is harmless; clears happen under the exclusive
-//! lock, whose release/acquire orders them before any later snapshot.
+//! The xid counter is Relaxed: an xid is published through the proc array or the CLOG, which
+//! have their own ordering. The buffer's pin count is Acquire/Release (see [`BufferDesc`]).
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -54,78 +48,6 @@ impl XidGen {
         let x = self.next.fetch_add(1, Ordering::Relaxed);
         assert!(x < u32::MAX - 1, "xid counter wrapped around");
         x
-    }
-}
-
-/// The proc array's xid slots (`ProcGlobal->xids[]`): shared memory, written by their owner
-/// when an xid is assigned, cleared and scanned under ProcArrayLock.
-#[derive(Debug)]
-pub struct ProcArray {
-    /// One running xid per proc, dense, `INVALID_XID` when none.
-    pub xids: Box<[AtomicU32]>,
-}
-
-/// What ProcArrayLock protects besides the consistency of the xid slots.
-#[derive(Debug)]
-pub struct Completion {
-    /// `latestCompletedXid`.
-    pub latest_completed_xid: u32,
-    /// `xactCompletionCount`: transactions with an xid completed.
-    pub xact_completion_count: u64,
-}
-
-impl Default for Completion {
-    fn default() -> Self {
-        Completion {
-            latest_completed_xid: FIRST_NORMAL_XID - 1,
-            xact_completion_count: 0,
-        }
-    }
-}
-
-impl ProcArray {
-    /// A proc array of `procs` idle procs.
-    pub fn new(procs: usize) -> Self {
-        ProcArray {
-            xids: (0..procs).map(|_| AtomicU32::new(INVALID_XID)).collect(),
-        }
-    }
-
-    /// Publishes `xid` as proc `slot`'s running xid (done under XidGenLock in PostgreSQL, not
-    /// ProcArrayLock).
-    #[inline]
-    pub fn assign(&self, slot: usize, xid: u32) {
-        self.xids[slot].store(xid, Ordering::Relaxed);
-    }
-
-    /// The scan of `GetSnapshotData` (call under the shared lock that protects `c`):
-    /// xmax = latestCompletedXid + 1, xmin = the oldest running xid, and the running xids other
-    /// than `me`'s copied into `xip`. Returns `(xmin, xmax)`.
-    #[inline]
-    pub fn snapshot(&self, c: &Completion, me: usize, xip: &mut Vec<u32>) -> (u32, u32) {
-        xip.clear();
-        let xmax = c.latest_completed_xid.wrapping_add(1);
-        let mut xmin = xmax;
-        for (i, slot) in self.xids.iter().enumerate() {
-            let x = slot.load(Ordering::Relaxed);
-            if x == INVALID_XID || i == me || x >= xmax {
-                continue;
-            }
-            xmin = xmin.min(x);
-            xip.push(x);
-        }
-        (xmin, xmax)
-    }
-
-    /// `ProcArrayEndTransactionInternal` (call under the exclusive lock that protects `c`):
-    /// clears `slot`'s xid, advances latestCompletedXid and counts the completion.
-    #[inline]
-    pub fn end_xact(&self, c: &mut Completion, slot: usize, xid: u32) {
-        self.xids[slot].store(INVALID_XID, Ordering::Relaxed);
-        if xid > c.latest_completed_xid {
-            c.latest_completed_xid = xid;
-        }
-        c.xact_completion_count += 1;
     }
 }
 
@@ -225,29 +147,6 @@ impl<L> BufferDesc<L> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn snapshot_sees_running_xids_except_own() {
-        let pa = ProcArray::new(4);
-        let mut c = Completion {
-            latest_completed_xid: 20,
-            ..Completion::default()
-        };
-        pa.assign(0, 10);
-        pa.assign(1, 12);
-        pa.assign(2, 30); // >= xmax: not running as far as this snapshot is concerned
-        let mut xip = Vec::new();
-        let (xmin, xmax) = pa.snapshot(&c, 1, &mut xip);
-        assert_eq!((xmin, xmax), (10, 21));
-        assert_eq!(xip, vec![10]);
-        pa.end_xact(&mut c, 0, 10);
-        pa.end_xact(&mut c, 2, 30);
-        assert_eq!(c.latest_completed_xid, 30);
-        assert_eq!(c.xact_completion_count, 2);
-        let (xmin, xmax) = pa.snapshot(&c, 3, &mut xip);
-        assert_eq!((xmin, xmax), (12, 31));
-        assert_eq!(xip, vec![12]);
-    }
 
     #[test]
     fn clog_two_bits_per_xid_and_wrap() {

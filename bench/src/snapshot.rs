@@ -282,6 +282,91 @@ impl ProcArrayLayout for Dense {
     }
 }
 
+/// The proc-array layouts (`--layout`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Layout {
+    /// ≤ 9.1: [`Padded`].
+    Padded,
+    /// 9.2–13: [`PgXact`].
+    PgXact,
+    /// 14+: [`Dense`].
+    Dense,
+}
+
+impl Layout {
+    /// Every layout, in `--layout all` order (oldest first).
+    pub const ALL: [Layout; 3] = [Layout::Padded, Layout::PgXact, Layout::Dense];
+
+    /// The `--layout` name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::Padded => Padded::NAME,
+            Layout::PgXact => PgXact::NAME,
+            Layout::Dense => Dense::NAME,
+        }
+    }
+
+    /// Parses a `--layout` name.
+    pub fn from_name(name: &str) -> Option<Layout> {
+        Layout::ALL.into_iter().find(|l| l.name() == name)
+    }
+}
+
+/// A proc array of a layout chosen at run time. Each call dispatches once, outside the scan
+/// loop, so the layouts are measured at their own speed.
+#[derive(Debug)]
+pub enum AnyProcArray {
+    /// ≤ 9.1.
+    Padded(Padded),
+    /// 9.2–13.
+    PgXact(PgXact),
+    /// 14+.
+    Dense(Dense),
+}
+
+impl AnyProcArray {
+    /// A proc array of `procs` entries in `layout`.
+    pub fn new(layout: Layout, procs: usize) -> Self {
+        match layout {
+            Layout::Padded => AnyProcArray::Padded(Padded::with_procs(procs)),
+            Layout::PgXact => AnyProcArray::PgXact(PgXact::with_procs(procs)),
+            Layout::Dense => AnyProcArray::Dense(Dense::with_procs(procs)),
+        }
+    }
+}
+
+macro_rules! dispatch {
+    ($self:ident, $p:ident => $e:expr) => {
+        match $self {
+            AnyProcArray::Padded($p) => $e,
+            AnyProcArray::PgXact($p) => $e,
+            AnyProcArray::Dense($p) => $e,
+        }
+    };
+}
+
+impl ProcArrayLayout for AnyProcArray {
+    const NAME: &'static str = "any";
+    fn with_procs(procs: usize) -> Self {
+        AnyProcArray::new(Layout::Dense, procs)
+    }
+    fn len(&self) -> usize {
+        dispatch!(self, p => p.len())
+    }
+    fn xid(&self, i: usize) -> u32 {
+        dispatch!(self, p => p.xid(i))
+    }
+    fn set_xid(&self, i: usize, xid: u32) {
+        dispatch!(self, p => p.set_xid(i, xid))
+    }
+    fn set_xmin(&self, i: usize, xmin: u32) {
+        dispatch!(self, p => p.set_xmin(i, xmin))
+    }
+    fn scan(&self, me: Option<usize>, xmax: u32, xip: &mut Vec<u32>) -> (u32, u32) {
+        dispatch!(self, p => p.scan(me, xmax, xip))
+    }
+}
+
 /// The snapshot strategies (`--snapshot`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Strategy {
@@ -322,6 +407,7 @@ impl Strategy {
 
 /// How a snapshot was obtained (for per-strategy counts).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(usize)]
 pub enum Outcome {
     /// Scanned under the shared lock.
     Scanned,
@@ -335,6 +421,20 @@ pub enum Outcome {
     Copied,
     /// Computed into the shared slot for others.
     Published,
+}
+
+impl Outcome {
+    /// Number of outcomes.
+    pub const COUNT: usize = 6;
+    /// Every outcome, in `as usize` order.
+    pub const ALL: [Outcome; Outcome::COUNT] = [
+        Outcome::Scanned,
+        Outcome::Reused,
+        Outcome::Validated,
+        Outcome::Fallback,
+        Outcome::Copied,
+        Outcome::Published,
+    ];
 }
 
 /// A critical section under the ProcArrayLock in shared mode, whatever the lock type.
@@ -407,11 +507,30 @@ pub struct SnapshotCache {
     valid: bool,
 }
 
+impl SnapshotCache {
+    /// Buffers for a proc array of `procs` entries, allocated once (as `GetSnapshotData` sizes
+    /// `xip` for MaxBackends on first use).
+    pub fn with_capacity(procs: usize) -> Self {
+        SnapshotCache {
+            snap: Snapshot {
+                xip: Vec::with_capacity(procs),
+                ..Snapshot::default()
+            },
+            valid: false,
+        }
+    }
+}
+
 impl<P: ProcArrayLayout> ProcArrayState<P> {
     /// A proc array of `procs` entries with no transaction running.
     pub fn new(procs: usize) -> Self {
+        Self::with_layout(P::with_procs(procs))
+    }
+
+    /// The state over an already built proc array with no transaction running.
+    pub fn with_layout(procs: P) -> Self {
         ProcArrayState {
-            procs: P::with_procs(procs),
+            procs,
             xid_gen_lock: RawAtomicLwLock::new_in(Tranche::XID_GEN),
             next_xid: AtomicU32::new(FIRST_NORMAL_XID),
             latest_completed: AtomicU32::new(FIRST_NORMAL_XID - 1),
@@ -435,6 +554,27 @@ impl<P: ProcArrayLayout> ProcArrayState<P> {
         // SAFETY: acquired exclusively above.
         unsafe { self.xid_gen_lock.release(Mode::Exclusive) };
         xid
+    }
+
+    /// Publishes `xid`, taken from a generator of the caller's, as entry `me`'s running xid.
+    ///
+    /// Unlike [`assign_xid`](Self::assign_xid) this does not serialise with other assignments,
+    /// so invariant 3 does not hold: a snapshot may miss an xid assigned concurrently with it
+    /// even though a larger one already completed. The harness uses it so that xid assignment
+    /// does not add XidGenLock contention to the lock under study; the correctness tests use
+    /// `assign_xid`.
+    pub fn publish_xid(&self, me: usize, xid: u32) {
+        self.procs.set_xid(me, xid);
+    }
+
+    /// `xactCompletionCount`: transactions with an xid ended so far.
+    pub fn completion_count(&self) -> u64 {
+        self.completion_count.load(Ordering::Relaxed)
+    }
+
+    /// The first entry that still has a running xid, if any.
+    pub fn first_running(&self) -> Option<usize> {
+        (0..self.procs.len()).find(|&i| self.procs.xid(i) != INVALID_XID)
     }
 
     /// `ProcArrayEndTransactionInternal`: clears `me`'s xid and xmin, advances

@@ -4,7 +4,7 @@
 //! |---|---|---|
 //! | `null` | shared acquire + release, empty critical section | 1 shared |
 //! | `null-x` | exclusive acquire + release (the section bumps a counter, for the check) | 1 exclusive |
-//! | `snapshot` | `GetSnapshotData` under ProcArrayLock shared; `--write-pct` of them instead end the thread's transaction (`ProcArrayEndTransaction`) and start a new one, so a thread that has written keeps a running xid every snapshot must copy | 1 |
+//! | `snapshot` | `GetSnapshotData` with the `--snapshot` strategy over the `--layout` proc array; `--write-pct` of them instead end the thread's transaction (`ProcArrayEndTransaction`) and start a new one, so a thread that has written keeps a running xid every snapshot must copy | 1 |
 //! | `end-xact` | assign an xid, `--work`, `ProcArrayEndTransaction` (exclusive; group clear for group locks) | 1 exclusive |
 //! | `clog` | a fresh xid's commit status set in its CLOG page (exclusive; grouped by page for `clog-group`) | 1 exclusive |
 //! | `pgbench-select` | one snapshot plus `--work` (`pgbench -S`) | 1 shared |
@@ -14,11 +14,14 @@
 
 use crate::locks::{BenchLock, LockFamily};
 use crate::sim::{
-    BufferDesc, Clog, Completion, Page, ProcArray, XidGen, CLOG_XACTS_PER_PAGE, INVALID_XID,
-    XACT_COMMITTED,
+    BufferDesc, Clog, Page, XidGen, CLOG_XACTS_PER_PAGE, INVALID_XID, XACT_COMMITTED,
+};
+use crate::snapshot::{
+    AnyProcArray, Layout, Outcome, ProcArrayState, SharedSection, SnapshotCache, Strategy,
 };
 use hdrhistogram::Histogram;
 use lwlock::Tranche;
+use std::cell::Cell;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -54,6 +57,23 @@ workloads! {
 }
 
 impl Workload {
+    /// Whether the workload uses the proc array (where `--layout` applies).
+    pub fn uses_proc_array(self) -> bool {
+        matches!(
+            self,
+            Workload::Snapshot
+                | Workload::EndXact
+                | Workload::PgbenchSelect
+                | Workload::PgbenchWrite
+        )
+    }
+    /// Whether the workload takes snapshots (where `--snapshot` applies).
+    pub fn takes_snapshots(self) -> bool {
+        matches!(
+            self,
+            Workload::Snapshot | Workload::PgbenchSelect | Workload::PgbenchWrite
+        )
+    }
     /// Looks a workload up by name.
     pub fn from_name(name: &str) -> Option<Workload> {
         Workload::ALL.iter().copied().find(|w| w.name() == name)
@@ -73,10 +93,11 @@ const CLOG_PAGES: usize = 16;
 
 /// Everything the threads of one trial share.
 pub struct Shared<F: LockFamily> {
-    /// The xid slots (outside the lock, like shared memory).
-    pub procs: ProcArray,
-    /// ProcArrayLock and what it protects.
-    pub proc_array: F::Lock<Completion>,
+    /// The proc array, `latestCompletedXid` and `xactCompletionCount` (shared memory: atomics
+    /// that ProcArrayLock orders, so that the optimistic snapshot can read them without it).
+    pub procs: ProcArrayState<AnyProcArray>,
+    /// ProcArrayLock.
+    pub proc_array: F::Lock<()>,
     /// The CLOG lock and the CLOG.
     pub clog: F::Lock<Clog>,
     /// The lock of the null workloads (a counter for the exclusive one).
@@ -96,12 +117,12 @@ impl<F: LockFamily> std::fmt::Debug for Shared<F> {
 }
 
 impl<F: LockFamily> Shared<F> {
-    /// Fresh state for `procs` procs.
-    pub fn new(workload: Workload, procs: usize) -> Self {
+    /// Fresh state for `procs` procs in proc-array `layout`.
+    pub fn new(workload: Workload, procs: usize, layout: Layout) -> Self {
         let clog_pages = if workload.uses_clog() { CLOG_PAGES } else { 1 };
         Shared {
-            procs: ProcArray::new(procs),
-            proc_array: F::Lock::new(Completion::default(), Tranche::PROC_ARRAY),
+            procs: ProcArrayState::with_layout(AnyProcArray::new(layout, procs)),
+            proc_array: F::Lock::new((), Tranche::PROC_ARRAY),
             clog: F::Lock::new(Clog::new(clog_pages), Tranche::XACT_SLRU),
             null: F::Lock::new(0, Tranche::DEFAULT),
             buffer: BufferDesc {
@@ -123,6 +144,8 @@ pub struct WorkerConfig {
     pub work: u32,
     /// Time one operation in this many.
     pub time_every: u32,
+    /// How snapshots are taken.
+    pub strategy: Strategy,
 }
 
 /// One thread's state and tallies.
@@ -133,7 +156,8 @@ pub struct Worker {
     cfg: WorkerConfig,
     rng: u64,
     countdown: u32,
-    xip: Vec<u32>,
+    /// The thread's snapshot buffers (and, for `reuse`, its previous snapshot).
+    pub cache: SnapshotCache,
     /// The thread's running xid, or `INVALID_XID`.
     xid: u32,
     /// Lock operations done.
@@ -148,6 +172,8 @@ pub struct Worker {
     pub last_clog_xid: u32,
     /// Snapshots with xmin > xmax (must stay 0).
     pub bad_snapshots: u64,
+    /// Snapshots by how they were obtained, indexed by [`Outcome`] as `usize`.
+    pub snapshot_outcomes: [u64; Outcome::COUNT],
     /// Wait until the shared critical section began, for timed shared operations.
     pub shared_wait: Histogram<u64>,
     /// Wait until the exclusive (or grouped) operation ran, for timed exclusive operations.
@@ -168,7 +194,7 @@ impl Worker {
             cfg,
             rng: 0x2545_F491_4F6C_DD1D ^ (slot as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
             countdown: 1 + (slot as u32 % cfg.time_every.max(1)),
-            xip: Vec::with_capacity(procs),
+            cache: SnapshotCache::with_capacity(procs),
             xid: INVALID_XID,
             ops: 0,
             txns: 0,
@@ -176,6 +202,7 @@ impl Worker {
             clog_ops: 0,
             last_clog_xid: INVALID_XID,
             bad_snapshots: 0,
+            snapshot_outcomes: [0; Outcome::COUNT],
             shared_wait: histogram(),
             excl_wait: histogram(),
             sink: 0,
@@ -224,21 +251,39 @@ fn ns_since(t0: Option<Instant>) -> Option<u64> {
     t0.map(|t| t.elapsed().as_nanos() as u64)
 }
 
-/// GetSnapshotData.
+/// ProcArrayLock as the snapshot code's shared section, noting how long entering it took.
+struct TimedSection<'a, L> {
+    lock: &'a L,
+    t0: Option<Instant>,
+    waited: Cell<Option<u64>>,
+}
+
+impl<L: BenchLock<()>> SharedSection for TimedSection<'_, L> {
+    fn shared_section<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.lock.shared(|_| {
+            self.waited.set(ns_since(self.t0));
+            f()
+        })
+    }
+}
+
+/// GetSnapshotData with the configured strategy.
 #[inline]
 fn take_snapshot<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
-    let t0 = w.timer();
-    let (slot, procs, xip) = (w.slot, &s.procs, &mut w.xip);
-    let (waited, xmin, xmax) = s.proc_array.shared(|c| {
-        let waited = ns_since(t0);
-        let (xmin, xmax) = procs.snapshot(c, slot, xip);
-        (waited, xmin, xmax)
-    });
-    black_box(&w.xip);
-    if xmin > xmax {
+    let section = TimedSection {
+        lock: &s.proc_array,
+        t0: w.timer(),
+        waited: Cell::new(None),
+    };
+    let outcome = s
+        .procs
+        .snapshot(w.cfg.strategy, &section, w.slot, &mut w.cache);
+    w.snapshot_outcomes[outcome as usize] += 1;
+    let snap = black_box(&w.cache.snap);
+    if snap.xmin > snap.xmax {
         w.bad_snapshots += 1;
     }
-    Worker::record(&mut w.shared_wait, waited);
+    Worker::record(&mut w.shared_wait, section.waited.get());
     w.ops += 1;
 }
 
@@ -246,7 +291,7 @@ fn take_snapshot<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
 #[inline]
 fn begin_xact<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
     let xid = s.xids.next();
-    s.procs.assign(w.slot, xid);
+    s.procs.publish_xid(w.slot, xid);
     w.xid = xid;
 }
 
@@ -255,9 +300,9 @@ fn begin_xact<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
 fn end_xact<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
     let t0 = w.timer();
     let (slot, xid, procs) = (w.slot, w.xid, &s.procs);
-    let waited = s.proc_array.group(0, move |c| {
+    let waited = s.proc_array.group(0, move |_| {
         let waited = ns_since(t0);
-        procs.end_xact(c, slot, xid);
+        procs.end_xact(slot, xid);
         waited
     });
     Worker::record(&mut w.excl_wait, waited);
@@ -369,7 +414,7 @@ pub fn run_until_stopped<F: LockFamily>(workload: Workload, s: &Shared<F>, w: &m
     // so that the proc array is clean for the checks.
     if w.xid != INVALID_XID {
         let (slot, xid, procs) = (w.slot, w.xid, &s.procs);
-        s.proc_array.exclusive(|c| procs.end_xact(c, slot, xid));
+        s.proc_array.exclusive(|_| procs.end_xact(slot, xid));
         w.ends += 1;
         w.xid = INVALID_XID;
     }
@@ -387,20 +432,14 @@ pub fn check<F: LockFamily>(
     let clog_ops: u64 = workers.iter().map(|w| w.clog_ops).sum();
     let ops: u64 = workers.iter().map(|w| w.ops).sum();
     let bad: u64 = workers.iter().map(|w| w.bad_snapshots).sum();
-    let completions = s.proc_array.shared(|c| c.xact_completion_count);
+    let completions = s.proc_array.shared(|_| s.procs.completion_count());
     if completions != ends {
         return Err(format!(
             "{}: xactCompletionCount {completions} != {ends} transactions ended",
             workload.name()
         ));
     }
-    if let Some((i, _)) = s
-        .procs
-        .xids
-        .iter()
-        .enumerate()
-        .find(|(_, x)| x.load(Ordering::Relaxed) != INVALID_XID)
-    {
+    if let Some(i) = s.procs.first_running() {
         return Err(format!(
             "{}: proc {i} still has a running xid",
             workload.name()
@@ -456,12 +495,19 @@ mod tests {
     impl LockVisitor for RunEach {
         type Output = ();
         fn visit<F: LockFamily>(self, kind: LockKind) {
-            for &wl in Workload::ALL {
-                let s = Shared::<F>::new(wl, 2);
+            let variants = Layout::ALL
+                .into_iter()
+                .flat_map(|l| Strategy::ALL.into_iter().map(move |st| (l, st)));
+            for (&wl, (layout, strategy)) in Workload::ALL
+                .iter()
+                .flat_map(|w| variants.clone().map(move |v| (w, v)))
+            {
+                let s = Shared::<F>::new(wl, 2, layout);
                 let cfg = WorkerConfig {
                     write_pct: 50,
                     work: 3,
                     time_every: 2,
+                    strategy,
                 };
                 let mut ws = vec![Worker::new(0, 2, cfg), Worker::new(1, 2, cfg)];
                 for _ in 0..100 {
@@ -476,8 +522,19 @@ mod tests {
                 check(wl, &s, &ws).unwrap_or_else(|e| panic!("{}: {e}", kind.name()));
                 assert_eq!(ws[0].txns, 100);
                 assert!(ws[0].ops >= 100);
-                let timed = ws[0].shared_wait.len() + ws[0].excl_wait.len();
+                // Optimistic snapshots validated without the lock have no wait to time.
+                let lockless = ws[0].snapshot_outcomes[Outcome::Validated as usize];
+                let timed = ws[0].shared_wait.len() + ws[0].excl_wait.len() + lockless;
                 assert!(timed >= 40, "{} {}: timed {timed}", kind.name(), wl.name());
+                if wl.takes_snapshots() {
+                    let taken: u64 = ws[0].snapshot_outcomes.iter().sum();
+                    assert!(
+                        taken >= 50,
+                        "{} {}: {taken} snapshots",
+                        kind.name(),
+                        wl.name()
+                    );
+                }
             }
         }
     }
@@ -491,7 +548,7 @@ mod tests {
 
     #[test]
     fn check_catches_a_lost_update() {
-        let s = Shared::<crate::locks::StdFamily>::new(Workload::EndXact, 1);
+        let s = Shared::<crate::locks::StdFamily>::new(Workload::EndXact, 1, Layout::Dense);
         let mut w = Worker::new(
             0,
             1,
@@ -499,6 +556,7 @@ mod tests {
                 write_pct: 0,
                 work: 0,
                 time_every: 1,
+                strategy: Strategy::Scan,
             },
         );
         transaction(Workload::EndXact, &s, &mut w);

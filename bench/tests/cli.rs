@@ -225,6 +225,14 @@ fn bad_input_exits_2_naming_the_argument() {
     expect_usage_error(&["--duration", "soon", "--out", o], &["--duration"]);
     expect_usage_error(&["--trials", "0", "--out", o], &["--trials"]);
     expect_usage_error(&["--write-pct", "101", "--out", o], &["--write-pct"]);
+    expect_usage_error(
+        &["--layout", "dense,sparse", "--out", o],
+        &["--layout", "sparse", "pgxact"],
+    );
+    expect_usage_error(
+        &["--snapshot", "lazy", "--out", o],
+        &["--snapshot", "lazy", "optimistic"],
+    );
     // A file where the output directory should be: not creatable.
     std::fs::create_dir_all(&out).unwrap();
     let file = out.join("plain-file");
@@ -243,5 +251,66 @@ fn bad_input_exits_2_naming_the_argument() {
         ],
         &["--out"],
     );
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn layouts_and_strategies_are_swept_and_recorded() {
+    let out = tmp("variants");
+    let o = out.to_str().unwrap();
+    let r = bench(&[
+        "--workload",
+        "snapshot,clog",
+        "--locks",
+        "atomic",
+        "--threads",
+        "2",
+        "--trials",
+        "1",
+        "--duration",
+        "20ms",
+        "--write-pct",
+        "5",
+        "--layout",
+        "padded,dense",
+        "--snapshot",
+        "all",
+        "--sample-interval",
+        "1ms",
+        "--out",
+        o,
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let (header, rows) = read_csv(&out.join("results.csv"));
+    let col = |n: &str| {
+        header
+            .iter()
+            .position(|h| h == n)
+            .unwrap_or_else(|| panic!("no {n}"))
+    };
+    let (w, l, s, f) = (
+        col("workload"),
+        col("layout"),
+        col("snapshot"),
+        col("snapshot_fast_pct"),
+    );
+    let snap: Vec<_> = rows.iter().filter(|r| r[w] == "snapshot").collect();
+    // 2 layouts x 4 strategies, one trial each.
+    assert_eq!(snap.len(), 8, "{snap:?}");
+    for layout in ["padded", "dense"] {
+        for strategy in ["scan", "reuse", "optimistic", "shared"] {
+            assert!(snap.iter().any(|r| r[l] == layout && r[s] == strategy));
+        }
+    }
+    // The plain scan never takes a fast path; the clog workload has neither setting.
+    assert!(snap
+        .iter()
+        .filter(|r| r[s] == "scan")
+        .all(|r| r[f] == "0.0" || r[f] == "0"));
+    let clog: Vec<_> = rows.iter().filter(|r| r[w] == "clog").collect();
+    assert_eq!(clog.len(), 1);
+    assert!(clog[0][l].is_empty() && clog[0][s].is_empty());
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(summary.contains("atomic padded/reuse"), "{summary}");
     let _ = std::fs::remove_dir_all(&out);
 }

@@ -11,13 +11,9 @@
 //!   sees as finished every xid whose end finished before that one's end started (the reason
 //!   ends of transaction take ProcArrayLock exclusively).
 
-#[path = "../src/snapshot.rs"]
-#[allow(dead_code)]
-mod snapshot;
-
+use lwbench::snapshot::{Dense, Direct, Outcome, Padded, PgXact, ProcArrayLayout, ProcArrayState};
+use lwbench::snapshot::{Snapshot, SnapshotCache, Strategy};
 use lwlock::{Mode, RawAtomicLwLock, RawLwLock};
-use snapshot::{Dense, Direct, Outcome, Padded, PgXact, ProcArrayLayout, ProcArrayState};
-use snapshot::{Snapshot, SnapshotCache, Strategy};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Barrier};
