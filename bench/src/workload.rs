@@ -4,7 +4,7 @@
 //! |---|---|---|
 //! | `null` | shared acquire + release, empty critical section | 1 shared |
 //! | `null-x` | exclusive acquire + release (the section bumps a counter, for the check) | 1 exclusive |
-//! | `snapshot` | `GetSnapshotData` with the `--snapshot` strategy over the `--layout` proc array; `--write-pct` of them instead end the thread's transaction (`ProcArrayEndTransaction`) and start a new one, so a thread that has written keeps a running xid every snapshot must copy | 1 |
+//! | `snapshot` | `GetSnapshotData` with the `--snapshot` strategy over the `--layout` proc array; `--write-pct` of them instead run a short write transaction: assign an xid and end it at once (`ProcArrayEndTransaction`, exclusive), so the running set stays small and a snapshot costs the same at any thread count | 1 (+1 exclusive per write) |
 //! | `end-xact` | assign an xid, `--work`, `ProcArrayEndTransaction` (exclusive; group clear for group locks) | 1 exclusive |
 //! | `clog` | a fresh xid's commit status set in its CLOG page (exclusive; grouped by page for `clog-group`) | 1 exclusive |
 //! | `pgbench-select` | one snapshot plus `--work` (`pgbench -S`) | 1 shared |
@@ -359,11 +359,8 @@ fn transaction<F: LockFamily>(workload: Workload, s: &Shared<F>, w: &mut Worker)
         }
         Workload::Snapshot => {
             if w.cfg.write_pct > 0 && (w.rand() % 100) < w.cfg.write_pct as u64 {
-                if w.xid == INVALID_XID {
-                    begin_xact(s, w);
-                }
-                end_xact(s, w);
                 begin_xact(s, w);
+                end_xact(s, w);
             } else {
                 take_snapshot(s, w);
             }
