@@ -626,40 +626,55 @@ impl<P: ProcArrayLayout> ProcArrayState<P> {
         me: usize,
         cache: &mut SnapshotCache,
     ) -> Outcome {
-        let outcome = match strategy {
+        // Each arm advertises the taker's xmin while still holding the lock (as GetSnapshotData
+        // sets MyProc->xmin under ProcArrayLock), so no end of transaction can slip between the
+        // snapshot and its advertisement.
+        let snap = &mut cache.snap;
+        match strategy {
             Strategy::Scan => lock.shared_section(|| {
-                self.scan_into(Some(me), &mut cache.snap);
+                self.scan_into(Some(me), snap);
+                self.procs.set_xmin(me, snap.xmin);
                 Outcome::Scanned
             }),
             Strategy::Reuse => lock.shared_section(|| {
                 // Under the shared lock the count cannot change (invariant 1).
                 let count = self.completion_count.load(Ordering::Relaxed);
-                if cache.valid && cache.snap.completion_count == count {
+                let outcome = if cache.valid && snap.completion_count == count {
                     Outcome::Reused
                 } else {
-                    self.scan_into(Some(me), &mut cache.snap);
+                    self.scan_into(Some(me), snap);
                     cache.valid = true;
                     Outcome::Scanned
-                }
+                };
+                self.procs.set_xmin(me, snap.xmin);
+                outcome
             }),
             Strategy::Optimistic => {
                 let before = self.seq.load(Ordering::Acquire);
                 if before % 2 == 0 {
-                    self.scan_into(Some(me), &mut cache.snap);
+                    self.scan_into(Some(me), snap);
+                    // Advertised before validation; if validation fails, the fallback below
+                    // advertises again. (Without the lock this is advisory: it only feeds the
+                    // global-xmin statistic of the older layouts.)
+                    self.procs.set_xmin(me, snap.xmin);
                     // Acquire fence: the reads above happen before the re-read below.
                     fence(Ordering::Acquire);
                     if self.seq.load(Ordering::Relaxed) == before {
-                        self.procs.set_xmin(me, cache.snap.xmin);
                         return Outcome::Validated;
                     }
                 }
-                lock.shared_section(|| self.scan_into(Some(me), &mut cache.snap));
+                lock.shared_section(|| {
+                    self.scan_into(Some(me), snap);
+                    self.procs.set_xmin(me, snap.xmin);
+                });
                 Outcome::Fallback
             }
-            Strategy::Shared => lock.shared_section(|| self.shared_snapshot(me, &mut cache.snap)),
-        };
-        self.procs.set_xmin(me, cache.snap.xmin);
-        outcome
+            Strategy::Shared => lock.shared_section(|| {
+                let outcome = self.shared_snapshot(me, snap);
+                self.procs.set_xmin(me, snap.xmin);
+                outcome
+            }),
+        }
     }
 
     /// The `shared` strategy's body; runs under the shared lock.

@@ -35,7 +35,9 @@
 //! outside exclusive holds, so they see every group applied entirely or not at all. Further, as in
 //! the 2011 design ("the final releaser applies all pending clears before anyone can take a new
 //! snapshot"), a new reader that finds operations queued first takes the lock exclusively and
-//! drains them, so a snapshot taken after an operation was queued includes it. Consequence: a
+//! drains them, so a snapshot taken after `group()` returned includes the operation. (An
+//! operation that is only queued may be missed: a drain that ends in a handover has taken it off
+//! the queue before its server holds the lock.) Consequence: a
 //! thread must not take a second read guard of a LastReleaser FlexLock it already reads (it may
 //! wait for its own first guard).
 //!
@@ -588,7 +590,9 @@ impl<L: RawLwLock, T> FlexLock<L, T> {
     /// after the rest of the group ran and the lock was released.
     ///
     /// `op` must not take this lock (it runs while it is held exclusively) and must not start
-    /// another group operation on any lock (it may run as part of a group; this panics).
+    /// another group operation on any lock: it may run as part of a group, and a nested group
+    /// operation from a thread whose own operation is pending panics. (When `op` runs directly
+    /// on its own thread, nesting on another lock is not detected and works.)
     pub fn group<R: Send>(&self, op: impl FnOnce(&mut T) -> R + Send) -> R {
         match self.core.policy {
             Policy::Leader => {

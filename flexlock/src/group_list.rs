@@ -20,19 +20,21 @@
 //!
 //! # State
 //! * `head`: [`INVALID_PROC`] (empty) or the number of the most recently pushed record.
-//! * Per record (`proc.group`): `member` (true from just before the push until the operation ran,
-//!   or until the record is handed a chain), `next` (the link; reset to [`INVALID_PROC`] before
+//! * Per record (`proc.group`): `member` (true from just before the push until the server that
+//!   ran the operation wakes it; a record handed a chain keeps it true until it serves itself),
+//!   `next` (the link; reset to [`INVALID_PROC`] before
 //!   `member` goes false, except on a handover, where the chain continues through it), `op` (the
 //!   submitter's [`OpHeader`]), `key` (clog page; read by joiners of the clog list).
 //!
 //! # Invariants
 //! 1. A record is on at most one list or chain at a time: only its own thread pushes it, and only
-//!    while its `member` is false, and it then waits until `member` is false again.
+//!    while its `member` is false; it then waits until its op is done (or handed a chain, which it
+//!    serves itself, clearing `member` in its own wake).
 //! 2. A detached chain (after `swap`) is owned by exactly one server: only it reads or writes the
 //!    chain's links until it clears `member` of each record, or hands the rest over.
 //! 3. Every pushed operation runs exactly once, under the exclusive lock, before its record's
-//!    `member` goes false (a handover clears `member` without running it, and sets `handover`; the
-//!    member then serves it itself).
+//!    `member` goes false (a handover sets `handover` and completes the op without running it; the
+//!    member then serves it itself as the first op of the chain).
 //! 4. A member that did not serve its own operation is posted exactly once (by its server or by a
 //!    handover) if and only if it announced that it sleeps (op state SLEEPING before the server's
 //!    `complete` swap), so posts and sleeps balance; foreign wakeups are absorbed and re-posted
@@ -244,7 +246,8 @@ pub(crate) fn hand_over(rest: u32, me: u32) -> bool {
     let op = rec.group.op.load(Ordering::Relaxed) as *const OpHeader;
     // SAFETY: the member waits in `Op::wait` until `complete` below, so its op is alive.
     unsafe { (*op).handover.store(true, Ordering::Relaxed) };
-    rec.group.member.store(false, Ordering::Release);
+    // `member` stays true: the record still heads the chain it is handed, so a nested group call
+    // from its thread must keep being refused until its own `wake` clears it (invariant 1).
     // SAFETY: as above; last access. Its Release publishes the flag and the chain's links.
     if unsafe { OpHeader::complete(op) } {
         rec.sem().unlock();

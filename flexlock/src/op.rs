@@ -133,7 +133,9 @@ where
 
     /// The pointer a server calls through (stored in `proc.group.op`).
     pub(crate) fn header(&self) -> *const OpHeader {
-        &self.header
+        // A pointer to the whole op, cast: `run_erased` casts it back and reads past the header,
+        // which a pointer derived from `&self.header` would not be allowed to (Stacked Borrows).
+        (self as *const Self).cast::<OpHeader>()
     }
 
     /// Waits until a server has finished with this op: spins a little, then sleeps on `me`'s

@@ -6,9 +6,9 @@
 /// A snapshot of a FlexLock's or clog group lock's counters ([`crate::FlexLock::stats`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct GroupStats {
-    /// Groups served: each chain of operations one server ran under one exclusive hold (a lone
-    /// leader counts as a group of one; an operation run directly after a successful conditional
-    /// acquire does not).
+    /// Groups served: each detached chain one server ran (a lone leader counts as a group of one;
+    /// an operation run directly after a successful conditional acquire does not). A drainer that
+    /// detaches the queue several times under one exclusive hold counts one group per detach.
     pub groups: u64,
     /// Operations per group, on average (`0.0` when no group formed).
     pub mean_group_size: f64,

@@ -64,9 +64,10 @@
 //! * `lw_waiting = NOT_WAITING` is a Release store paired with the sleeper's Acquire load (and the
 //!   semaphore's own Release/Acquire): the unlink is visible before the record can queue again
 //!   elsewhere (PostgreSQL's `pg_write_barrier` of `37de8de9e3`).
-//! * Variable: `swap(AcqRel)` in `update_var`/`release_clear_var`, `Acquire` loads in the
-//!   conflict check, which runs after the waiter's wait-list lock/unlock, so an update that
-//!   finished before the waiter queued is seen (it precedes the updater's own wait-list lock).
+//! * Variable: `swap(AcqRel)` in `update_var`/`release_clear_var`, `Acquire` loads of the state
+//!   and the variable in the conflict check. The re-check after queueing runs after the waiter's
+//!   wait-list lock/unlock, so an update that finished before the waiter queued is seen (it
+//!   precedes the updater's own wait-list lock).
 
 use crate::proc::{lw_mode, lw_waiting, Proc};
 use crate::proclist::ProcList;
@@ -454,7 +455,10 @@ impl RawAtomicLwLock {
 
     /// `LWLockConflictsWithVar`: `Some(outcome)` if no need to wait, `None` if we must.
     fn conflicts_with_var(&self, var: &AtomicU64, oldval: u64) -> Option<VarWait> {
-        if self.state.load(Ordering::Relaxed) & VAL_EXCLUSIVE == 0 {
+        // Acquire: a `Free` answer synchronises with the holder's Release in `release`, so the
+        // work the variable tracked is visible to the caller (PostgreSQL leaves this barrier to
+        // the caller; it costs nothing extra on x86).
+        if self.state.load(Ordering::Acquire) & VAL_EXCLUSIVE == 0 {
             return Some(VarWait::Free);
         }
         let value = var.load(Ordering::Acquire);

@@ -56,6 +56,7 @@ where
         Self::new_in(tranche)
     }
 
+    /// Always returns `true`: lock_api does not tell whether the thread slept.
     #[inline]
     fn acquire(&self, mode: Mode) -> bool {
         match mode {

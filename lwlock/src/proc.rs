@@ -216,7 +216,8 @@ impl Proc {
     /// The record with this number (`GetPGProcByNumber`).
     ///
     /// # Panics
-    /// If no record with this number was ever registered.
+    /// If the table has no record with this number (records are created a chunk at a time, so a
+    /// number near a registered one may return a record that no thread has used yet).
     #[inline]
     pub fn by_number(number: u32) -> &'static Proc {
         table()

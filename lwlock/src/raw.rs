@@ -105,8 +105,8 @@ pub trait RawLwLockVar: RawLwLock {
     /// Waits until the lock has no exclusive holder or `var` differs from `oldval`
     /// (`LWLockWaitForVar`). Shared holders are ignored.
     ///
-    /// The first check reads the lock state without a barrier: if the caller needs to observe
-    /// state published before the holder's acquire, it must supply that ordering itself.
+    /// A [`VarWait::Free`] answer synchronises with the last exclusive holder's release (what it
+    /// did under the lock is visible); a [`VarWait::Changed`] answer with the store of that value.
     fn wait_for_var(&self, var: &AtomicU64, oldval: u64) -> VarWait;
 
     /// Stores `val` into `var` and wakes the threads waiting on it in
