@@ -48,7 +48,8 @@ impl Named for ParkingLot {
 fn trait_lock<L: RawLwLock>(c: &mut Criterion) {
     let lock = L::with_tranche(Tranche::DEFAULT);
     let mut g = c.benchmark_group("uncontended");
-    g.warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
+    g.warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
     g.bench_function(format!("shared/{}", L::NAME), |b| {
         b.iter(|| {
             black_box(&lock).acquire(Mode::Shared);
@@ -70,9 +71,14 @@ fn baselines(c: &mut Criterion) {
     let pl = parking_lot::RwLock::new(0u64);
     let std_lock = std::sync::RwLock::new(0u64);
     let mut g = c.benchmark_group("uncontended");
-    g.warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
-    g.bench_function("shared/parking_lot::RwLock", |b| b.iter(|| drop(black_box(&pl).read())));
-    g.bench_function("exclusive/parking_lot::RwLock", |b| b.iter(|| drop(black_box(&pl).write())));
+    g.warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    g.bench_function("shared/parking_lot::RwLock", |b| {
+        b.iter(|| drop(black_box(&pl).read()))
+    });
+    g.bench_function("exclusive/parking_lot::RwLock", |b| {
+        b.iter(|| drop(black_box(&pl).write()))
+    });
     g.bench_function("shared/std::sync::RwLock", |b| {
         b.iter(|| drop(black_box(&std_lock).read().unwrap()))
     });

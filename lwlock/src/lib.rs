@@ -41,9 +41,9 @@ pub use atomic_state::{
     VAL_EXCLUSIVE, VAL_SHARED,
 };
 pub use classic::RawClassicLwLock;
-pub use lock_api_adapter::{LockApiAdapter, Named};
 #[cfg(feature = "parking_lot")]
 pub use lock_api_adapter::ParkingLotLwLock;
+pub use lock_api_adapter::{LockApiAdapter, Named};
 pub use proc::{Proc, Semaphore, INVALID_PROC};
 pub use raw::{AcquireOrWait, Mode, RawLwLock, RawLwLockVar, VarWait};
 #[cfg(not(loom))]

@@ -16,7 +16,10 @@ use std::time::{Duration, Instant};
 fn wait_for(what: &str, cond: impl Fn() -> bool) {
     let start = Instant::now();
     while !cond() {
-        assert!(start.elapsed() < Duration::from_secs(30), "timed out waiting for {what}");
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "timed out waiting for {what}"
+        );
         std::thread::sleep(Duration::from_millis(1));
     }
 }
@@ -119,7 +122,9 @@ fn wait_for_var_sees_updates_and_release() {
     let waiter = std::thread::spawn(move || {
         let first = l2.wait_for_var(&v2, 5);
         first_tx.send(first).unwrap();
-        let VarWait::Changed(now) = first else { return VarWait::Free };
+        let VarWait::Changed(now) = first else {
+            return VarWait::Free;
+        };
         l2.wait_for_var(&v2, now)
     });
     wait_for("the var waiter to sleep", || someone_sleeps_on(t));
@@ -149,7 +154,11 @@ fn wait_for_var_ignores_shared_holders() {
 
 fn sleeping_waiter_is_sampled<L: RawLwLock + 'static>() {
     let _dog = common::Watchdog::new("sampling", Duration::from_secs(60));
-    let t = Tranche::register(if L::NAME == "atomic" { "SampledAtomic" } else { "SampledClassic" });
+    let t = Tranche::register(if L::NAME == "atomic" {
+        "SampledAtomic"
+    } else {
+        "SampledClassic"
+    });
     let l = Arc::new(L::with_tranche(t));
     l.acquire(Mode::Exclusive);
     let l2 = l.clone();
@@ -196,7 +205,10 @@ fn drop_in_read_overflow_panics() {
     let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
     assert!(msg.contains("too many shared holders"), "{msg}");
     drop(guards);
-    assert!(l.try_write().is_some(), "the lock is usable after the panic");
+    assert!(
+        l.try_write().is_some(),
+        "the lock is usable after the panic"
+    );
 }
 
 #[cfg(feature = "stats")]

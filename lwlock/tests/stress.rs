@@ -30,8 +30,15 @@ impl<L: RawLwLock> Shared<L> {
     /// The exclusive critical section. Caller holds `lock` exclusively. Every so often it yields
     /// while holding the lock, so that other threads run into it and take the sleep paths.
     fn write(&self, i: usize) {
-        assert!(!self.writer_inside.swap(true, Ordering::Relaxed), "two writers inside");
-        assert_eq!(self.readers_inside.load(Ordering::Relaxed), 0, "a writer saw a reader");
+        assert!(
+            !self.writer_inside.swap(true, Ordering::Relaxed),
+            "two writers inside"
+        );
+        assert_eq!(
+            self.readers_inside.load(Ordering::Relaxed),
+            0,
+            "a writer saw a reader"
+        );
         // SAFETY: exclusive lock held.
         let d = unsafe { &mut *self.data.get() };
         for w in d.iter_mut() {
@@ -50,11 +57,17 @@ impl<L: RawLwLock> Shared<L> {
         if i % 256 == 0 {
             std::thread::yield_now();
         }
-        assert!(!self.writer_inside.load(Ordering::Relaxed), "a reader saw a writer");
+        assert!(
+            !self.writer_inside.load(Ordering::Relaxed),
+            "a reader saw a writer"
+        );
         // SAFETY: shared lock held: no writer.
         let d = unsafe { &*self.data.get() };
         let first = d[0];
-        assert!(d.iter().all(|w| *w == first), "torn multi-word value: {d:?}");
+        assert!(
+            d.iter().all(|w| *w == first),
+            "torn multi-word value: {d:?}"
+        );
         self.readers_inside.fetch_sub(1, Ordering::Relaxed);
     }
 }
@@ -128,12 +141,21 @@ fn stress<L: RawLwLock + 'static>() {
     assert!(slept > 0, "the run never exercised the sleep path");
     let writes = s.writes.load(Ordering::Relaxed);
     assert_eq!(writes, mine, "every exclusive section counted once");
-    assert!(writes >= (TOTAL_OPS / 8) as u64, "at least the unconditional writes happened");
+    assert!(
+        writes >= (TOTAL_OPS / 8) as u64,
+        "at least the unconditional writes happened"
+    );
     // SAFETY: all threads joined.
     let d = unsafe { &*s.data.get() };
-    assert_eq!(*d, [writes; WORDS], "the counter equals the sum of increments");
+    assert_eq!(
+        *d, [writes; WORDS],
+        "the counter equals the sum of increments"
+    );
     assert!(!s.lock.is_locked(), "nobody holds the lock at the end");
-    eprintln!("{}: {writes} exclusive sections, {slept} acquisitions slept", L::NAME);
+    eprintln!(
+        "{}: {writes} exclusive sections, {slept} acquisitions slept",
+        L::NAME
+    );
 }
 
 #[test]

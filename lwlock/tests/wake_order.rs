@@ -39,7 +39,10 @@ fn wake_order<L: RawLwLock + 'static>(tranche: &'static str, modes: &[Mode]) -> 
         }));
         let start = Instant::now();
         while sleepers_on(t) < i + 1 {
-            assert!(start.elapsed() < Duration::from_secs(30), "waiter {i} never queued");
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "waiter {i} never queued"
+            );
             std::thread::sleep(Duration::from_millis(1));
         }
     }

@@ -22,13 +22,16 @@ impl Watchdog {
                 }
                 std::thread::sleep(Duration::from_millis(20));
             }
-            eprintln!("watchdog: {name} did not finish within {limit:?}; waits: {:?}", {
-                lwlock::sample_waits()
-                    .iter()
-                    .filter(|s| s.event.is_waiting())
-                    .map(|s| format!("{}={}", s.proc, s.event))
-                    .collect::<Vec<_>>()
-            });
+            eprintln!(
+                "watchdog: {name} did not finish within {limit:?}; waits: {:?}",
+                {
+                    lwlock::sample_waits()
+                        .iter()
+                        .filter(|s| s.event.is_waiting())
+                        .map(|s| format!("{}={}", s.proc, s.event))
+                        .collect::<Vec<_>>()
+                }
+            );
             std::process::abort();
         });
         Watchdog { done }
