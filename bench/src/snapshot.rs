@@ -596,7 +596,10 @@ impl<P: ProcArrayLayout> ProcArrayState<P> {
             self.completion_count.load(Ordering::Relaxed) + 1,
             Ordering::Relaxed,
         );
-        self.slot.state.store(SLOT_INVALID, Ordering::Relaxed);
+        // Mutant `snapshot_shared_no_invalidate` (models only): keep serving the old snapshot.
+        if !lwlock::mutant!("snapshot_shared_no_invalidate") {
+            self.slot.state.store(SLOT_INVALID, Ordering::Relaxed);
+        }
         // Release: the changes are visible to a reader that sees the new even value.
         self.seq.store(s + 2, Ordering::Release);
     }
@@ -639,7 +642,10 @@ impl<P: ProcArrayLayout> ProcArrayState<P> {
             Strategy::Reuse => lock.shared_section(|| {
                 // Under the shared lock the count cannot change (invariant 1).
                 let count = self.completion_count.load(Ordering::Relaxed);
-                let outcome = if cache.valid && snap.completion_count == count {
+                // Mutant `snapshot_reuse_ignores_count` (models only): reuse a stale snapshot.
+                let unchanged = snap.completion_count == count
+                    || lwlock::mutant!("snapshot_reuse_ignores_count");
+                let outcome = if cache.valid && unchanged {
                     Outcome::Reused
                 } else {
                     self.scan_into(Some(me), snap);
@@ -659,7 +665,10 @@ impl<P: ProcArrayLayout> ProcArrayState<P> {
                     self.procs.set_xmin(me, snap.xmin);
                     // Acquire fence: the reads above happen before the re-read below.
                     fence(Ordering::Acquire);
-                    if self.seq.load(Ordering::Relaxed) == before {
+                    // Mutant `snapshot_no_validate` (models only): trust the unlocked scan.
+                    if self.seq.load(Ordering::Relaxed) == before
+                        || lwlock::mutant!("snapshot_no_validate")
+                    {
                         return Outcome::Validated;
                     }
                 }

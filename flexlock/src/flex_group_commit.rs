@@ -185,6 +185,16 @@ impl<L: RawLwLock, T> Core<L, T> {
         return self.data.with_mut(|p| p);
     }
 
+    /// A pointer to the value for shared guards: under loom a shared (read) access, so that two
+    /// concurrent readers are not reported as a race.
+    #[inline]
+    fn data_ptr_shared(&self) -> *const T {
+        #[cfg(not(loom))]
+        return self.data.get();
+        #[cfg(loom)]
+        return self.data.with(|p| p);
+    }
+
     // ---- guards ----------------------------------------------------------------------------
 
     pub(crate) fn read(&self) -> FlexReadGuard<'_, L, T> {
@@ -640,7 +650,7 @@ impl<L: RawLwLock, T> Deref for FlexReadGuard<'_, L, T> {
     type Target = T;
     fn deref(&self) -> &T {
         // SAFETY: the lock is held shared for the guard's life: no `&mut T` exists meanwhile.
-        unsafe { &*self.core.data_ptr() }
+        unsafe { &*self.core.data_ptr_shared() }
     }
 }
 
