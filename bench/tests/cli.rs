@@ -167,7 +167,7 @@ fn meta_records_pmu_and_command_line() {
     }
     assert!(meta["rustc"].as_str().unwrap().starts_with("rustc "));
     let pmu = meta["pmu_available"].as_bool().unwrap();
-    // Either the PMU works, or meta.json says why not (this development machine: ENOENT).
+    // Either the PMU works, or meta.json says why not (a VM without a PMU: ENOENT).
     assert!(
         pmu || meta["pmu_reason"].as_str().is_some_and(|r| !r.is_empty()),
         "{meta}"
