@@ -131,6 +131,18 @@ fn scan_with_xmins(
     (xmin, global.min(xmin))
 }
 
+/// A per-proc entry that keeps `xid` and `xmin` side by side (the ≤ 13 layouts).
+pub trait XidXminEntry: Send + Sync + 'static {
+    /// `--layout` name of the array of these entries.
+    const NAME: &'static str;
+    /// An entry without an xid or xmin.
+    fn empty() -> Self;
+    /// The running xid.
+    fn xid(&self) -> &AtomicU32;
+    /// The advertised snapshot xmin.
+    fn xmin(&self) -> &AtomicU32;
+}
+
 /// ≤ 9.1: hot fields inside a large per-proc record (`PGPROC`).
 #[repr(C, align(64))]
 #[derive(Debug)]
@@ -141,43 +153,20 @@ pub struct PaddedProc {
     _cold: [u8; 248],
 }
 
-/// The ≤ 9.1 layout: an array of [`PaddedProc`].
-#[derive(Debug)]
-pub struct Padded(Box<[PaddedProc]>);
-
-impl ProcArrayLayout for Padded {
+impl XidXminEntry for PaddedProc {
     const NAME: &'static str = "padded";
-    fn with_procs(procs: usize) -> Self {
-        Padded(
-            (0..procs)
-                .map(|_| PaddedProc {
-                    xid: AtomicU32::new(INVALID_XID),
-                    xmin: AtomicU32::new(INVALID_XID),
-                    _cold: [0; 248],
-                })
-                .collect(),
-        )
+    fn empty() -> Self {
+        PaddedProc {
+            xid: AtomicU32::new(INVALID_XID),
+            xmin: AtomicU32::new(INVALID_XID),
+            _cold: [0; 248],
+        }
     }
-    fn len(&self) -> usize {
-        self.0.len()
+    fn xid(&self) -> &AtomicU32 {
+        &self.xid
     }
-    fn xid(&self, i: usize) -> u32 {
-        self.0[i].xid.load(Ordering::Relaxed)
-    }
-    fn set_xid(&self, i: usize, xid: u32) {
-        self.0[i].xid.store(xid, Ordering::Relaxed)
-    }
-    fn set_xmin(&self, i: usize, xmin: u32) {
-        self.0[i].xmin.store(xmin, Ordering::Relaxed)
-    }
-    fn scan(&self, me: Option<usize>, xmax: u32, xip: &mut Vec<u32>) -> (u32, u32) {
-        scan_with_xmins(self.0.len(), me, xmax, xip, |i| {
-            let p = &self.0[i];
-            (
-                p.xid.load(Ordering::Relaxed),
-                p.xmin.load(Ordering::Relaxed),
-            )
-        })
+    fn xmin(&self) -> &AtomicU32 {
+        &self.xmin
     }
 }
 
@@ -191,41 +180,55 @@ pub struct PgXactEntry {
     _flags: [u8; 4],
 }
 
-/// The 9.2–13 layout: a dense array of [`PgXactEntry`].
-#[derive(Debug)]
-pub struct PgXact(Box<[PgXactEntry]>);
-
-impl ProcArrayLayout for PgXact {
+impl XidXminEntry for PgXactEntry {
     const NAME: &'static str = "pgxact";
+    fn empty() -> Self {
+        PgXactEntry {
+            xid: AtomicU32::new(INVALID_XID),
+            xmin: AtomicU32::new(INVALID_XID),
+            _flags: [0; 4],
+        }
+    }
+    fn xid(&self) -> &AtomicU32 {
+        &self.xid
+    }
+    fn xmin(&self) -> &AtomicU32 {
+        &self.xmin
+    }
+}
+
+/// An array of per-proc entries with `xid` and `xmin` together; every scan reads both.
+#[derive(Debug)]
+pub struct Records<E>(Box<[E]>);
+
+/// The ≤ 9.1 layout.
+pub type Padded = Records<PaddedProc>;
+/// The 9.2–13 layout.
+pub type PgXact = Records<PgXactEntry>;
+
+impl<E: XidXminEntry> ProcArrayLayout for Records<E> {
+    const NAME: &'static str = E::NAME;
     fn with_procs(procs: usize) -> Self {
-        PgXact(
-            (0..procs)
-                .map(|_| PgXactEntry {
-                    xid: AtomicU32::new(INVALID_XID),
-                    xmin: AtomicU32::new(INVALID_XID),
-                    _flags: [0; 4],
-                })
-                .collect(),
-        )
+        Records((0..procs).map(|_| E::empty()).collect())
     }
     fn len(&self) -> usize {
         self.0.len()
     }
     fn xid(&self, i: usize) -> u32 {
-        self.0[i].xid.load(Ordering::Relaxed)
+        self.0[i].xid().load(Ordering::Relaxed)
     }
     fn set_xid(&self, i: usize, xid: u32) {
-        self.0[i].xid.store(xid, Ordering::Relaxed)
+        self.0[i].xid().store(xid, Ordering::Relaxed)
     }
     fn set_xmin(&self, i: usize, xmin: u32) {
-        self.0[i].xmin.store(xmin, Ordering::Relaxed)
+        self.0[i].xmin().store(xmin, Ordering::Relaxed)
     }
     fn scan(&self, me: Option<usize>, xmax: u32, xip: &mut Vec<u32>) -> (u32, u32) {
         scan_with_xmins(self.0.len(), me, xmax, xip, |i| {
             let p = &self.0[i];
             (
-                p.xid.load(Ordering::Relaxed),
-                p.xmin.load(Ordering::Relaxed),
+                p.xid().load(Ordering::Relaxed),
+                p.xmin().load(Ordering::Relaxed),
             )
         })
     }
