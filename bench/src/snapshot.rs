@@ -103,34 +103,6 @@ pub trait ProcArrayLayout: Send + Sync + Sized + 'static {
     fn scan(&self, me: Option<usize>, xmax: u32, xip: &mut Vec<u32>) -> (u32, u32);
 }
 
-/// Scan over per-entry (xid, xmin) pairs, shared by the ≤ 13 layouts, which also compute the
-/// global xmin from every entry's advertised xmin.
-#[inline]
-fn scan_with_xmins(
-    len: usize,
-    me: Option<usize>,
-    xmax: u32,
-    xip: &mut Vec<u32>,
-    entry: impl Fn(usize) -> (u32, u32),
-) -> (u32, u32) {
-    let mut xmin = xmax;
-    let mut global = xmax;
-    for i in 0..len {
-        let (xid, proc_xmin) = entry(i);
-        if proc_xmin != INVALID_XID && proc_xmin < global {
-            global = proc_xmin;
-        }
-        if xid == INVALID_XID || xid >= xmax {
-            continue;
-        }
-        xmin = xmin.min(xid);
-        if Some(i) != me {
-            xip.push(xid);
-        }
-    }
-    (xmin, global.min(xmin))
-}
-
 /// A per-proc entry that keeps `xid` and `xmin` side by side (the ≤ 13 layouts).
 pub trait XidXminEntry: Send + Sync + 'static {
     /// `--layout` name of the array of these entries.
@@ -223,14 +195,25 @@ impl<E: XidXminEntry> ProcArrayLayout for Records<E> {
     fn set_xmin(&self, i: usize, xmin: u32) {
         self.0[i].xmin().store(xmin, Ordering::Relaxed)
     }
+    /// The ≤ 13 scan also reads every entry's advertised xmin, for the global xmin.
     fn scan(&self, me: Option<usize>, xmax: u32, xip: &mut Vec<u32>) -> (u32, u32) {
-        scan_with_xmins(self.0.len(), me, xmax, xip, |i| {
-            let p = &self.0[i];
-            (
-                p.xid().load(Ordering::Relaxed),
-                p.xmin().load(Ordering::Relaxed),
-            )
-        })
+        let mut xmin = xmax;
+        let mut global = xmax;
+        for (i, p) in self.0.iter().enumerate() {
+            let xid = p.xid().load(Ordering::Relaxed);
+            let proc_xmin = p.xmin().load(Ordering::Relaxed);
+            if proc_xmin != INVALID_XID && proc_xmin < global {
+                global = proc_xmin;
+            }
+            if xid == INVALID_XID || xid >= xmax {
+                continue;
+            }
+            xmin = xmin.min(xid);
+            if Some(i) != me {
+                xip.push(xid);
+            }
+        }
+        (xmin, global.min(xmin))
     }
 }
 
