@@ -19,6 +19,15 @@
 //! operation still runs exactly once under the exclusive lock, so this costs efficiency only (in
 //! PostgreSQL 17+ the leader switches bank locks mid-walk for this case; here there is one lock).
 //!
+//! **Deviation: no eligibility checks.** `TransactionIdSetPageStatus` tries the group update
+//! only when the caller is a top-level commit whose subtransactions all fit in the PGPROC cache
+//! (`nsubxids <= THRESHOLD_SUBTRANS_CLOG_OPT`, 5), all lie on the same CLOG page as the xid, and
+//! the xid's status is being set to committed or aborted, not sub-committed; anything else takes
+//! `XactSLRULock` directly. [`ClogGroupLock::update`] has no transaction to inspect, so it tries
+//! the group for every call: a caller that wants PostgreSQL's behaviour applies those checks
+//! itself and calls [`ClogGroupLock::write`] when they fail (lwbench's clog workload updates one
+//! xid per call, always eligible).
+//!
 //! # State, invariants, memory orderings
 //! Those of [`crate::group_list`] and the leader policy in [`crate::FlexLock`]; the key is one more
 //! record field, stored Relaxed before the Release push and loaded Relaxed by joiners (any value it

@@ -29,10 +29,14 @@
 //! sees the release (or a later acquisition, whose holder will check the queue on its own release).
 //! So a queued operation is never stranded while the lock is free.
 //!
-//! **No shared holder sees half a group.** A group is run entirely inside one exclusive hold
-//! (the drainer holds exclusively from its first operation to its last; an exclusive holder's
-//! release is converted into the drain before the lock is given up). Shared holders exist only
-//! outside exclusive holds, so they see every group applied entirely or not at all. Further, as in
+//! **No shared holder sees half a batch.** Each *batch* (at most `max_group` operations, the
+//! unit [`GroupStats`] counts as a group) is run inside one exclusive hold: the drainer holds
+//! exclusively from a batch's first operation to its last, and an exclusive holder's release is
+//! converted into the drain before the lock is given up. A whole queue is not one hold: past
+//! `max_group` the rest is handed to its oldest member, which takes the lock anew, and a drainer
+//! that found more operations queued after its release re-acquires (conditionally) for the next
+//! batch; readers may run between batches. Shared holders exist only outside exclusive holds, so
+//! they see every batch applied entirely or not at all. Further, as in
 //! the 2011 design ("the final releaser applies all pending clears before anyone can take a new
 //! snapshot"), a new reader that finds operations queued first takes the lock exclusively and
 //! drains them, so a snapshot taken after `group()` returned includes the operation. (An
@@ -40,6 +44,27 @@
 //! the queue before its server holds the lock.) Consequence: a
 //! thread must not take a second read guard of a LastReleaser FlexLock it already reads (it may
 //! wait for its own first guard).
+//!
+//! # Unwinding
+//! A group operation's own panic is caught where it runs ([`crate::op`]) and re-raised in its
+//! submitter. The wrapped lock `L` may unwind too (the trait allows an acquire to unwind holding
+//! nothing, and a release to unwind after giving the hold up): for a lock of this project only on
+//! shared-holder overflow, for others (or `lwlock::fault::FaultLock`) anywhere. Once a submitter
+//! has pushed its operation, its stack frame holds an operation other threads may run, so it must
+//! not leave until the operation is finished with; each step therefore handles an unwinding lock
+//! call itself, so that the protocol completes for every other member:
+//!
+//! | step | if the lock call unwinds |
+//! |---|---|
+//! | direct attempt, clog fallback (nothing pushed) | the panic propagates; the operation did not run |
+//! | leader's / handover target's `acquire` (Leader policy) | it leaves the chain it heads (its own operation not run), hands the rest to the next member, resets its record, and gets the panic |
+//! | handover target's `acquire` (LastReleaser) | as above; with no rest, it re-checks the queue (the releaser half) before leaving |
+//! | `release` after serving (both policies, guards too) | the hold is given up (trait rule); the served members are woken and the rest handed over as usual; then the panic is re-raised in the server (its own operation, if it had one, ran) |
+//! | LastReleaser `conditional_acquire` (submitter's re-check, releaser's re-check, drain loop) | retried once: nobody else may be left to drain the queue; a second unwind aborts the process (continuing could strand queued operations); after the protocol the first panic is re-raised (the caller's operation ran) |
+//!
+//! A [`CritSection`] spans every step from the push until the operation is finished with; an
+//! unwind that escapes the handling above aborts with a message instead of freeing a queued
+//! operation.
 //!
 //! # State
 //! The wrapped lock `L`, the group list head (`AtomicU32`, see [`crate::group_list`]), the value.
@@ -60,18 +85,53 @@
 //! releaser "release; fence; load head". Without them both loads could miss both stores.
 
 use crate::group_list::{self, GroupList};
-use crate::op::Op;
+use crate::op::{Op, Payload};
 use crate::stats::{Counters, GroupStats, Stat};
+use lwlock::elog::{panic_abort, CritSection};
 use lwlock::sync::{fence, Ordering, UnsafeCell};
 use lwlock::{IpcEvent, Mode, Proc, RawLwLock, Tranche, WaitEvent, INVALID_PROC};
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
 /// `lwlock_mutant = "flex_no_recheck"`: deliberately broken, for the models only. A LastReleaser
 /// submitter does not retry the lock after queueing. If the holder released (and found the queue
 /// empty) between the submitter's failed attempt and its push, the operation is stranded and the
 /// submitter sleeps forever: a model must report the deadlock.
 const MUTANT_NO_RECHECK: bool = cfg!(lwlock_mutant = "flex_no_recheck");
+
+/// A panic caught from the wrapped lock in the middle of a protocol, kept until the protocol is
+/// complete for every other thread and then re-raised in the thread whose lock call unwound.
+#[derive(Default)]
+struct Deferred(Option<Payload>);
+
+impl Deferred {
+    /// Keeps the first payload (a later one is dropped: one thread can raise one panic).
+    fn keep(&mut self, payload: Payload) {
+        if self.0.is_none() {
+            self.0 = Some(payload);
+        }
+    }
+
+    /// Re-raises the kept panic, unless this thread is already unwinding (a guard dropped during
+    /// a panic): a second panic would abort, so the kept one is dropped.
+    fn raise(self) {
+        if let Some(payload) = self.0 {
+            if !std::thread::panicking() {
+                resume_unwind(payload);
+            }
+        }
+    }
+
+    /// A submitter's outcome: the kept panic if there is one (its operation ran, or was never
+    /// run; see the module docs, "Unwinding"), otherwise its operation's result or panic.
+    fn finish<R>(self, outcome: impl FnOnce() -> R) -> R {
+        match self.0 {
+            Some(payload) => resume_unwind(payload),
+            None => outcome(),
+        }
+    }
+}
 
 /// Operations one server runs per exclusive hold before handing the rest over, unless configured.
 ///
@@ -252,10 +312,12 @@ impl<L: RawLwLock, T> Core<L, T> {
                 unsafe { self.raw.release(Mode::Exclusive) }
             }
             Policy::LastReleaser => {
+                let mut deferred = Deferred::default();
                 // SAFETY: the caller holds it exclusively; a thread releasing a guard is not on the
                 // queue (it is not inside `group`), so its own operation cannot be met.
-                let mine = unsafe { self.drain_release(INVALID_PROC, INVALID_PROC) };
+                let mine = unsafe { self.drain_release(INVALID_PROC, INVALID_PROC, &mut deferred) };
                 debug_assert_eq!(mine, Mine::NotSeen);
+                deferred.raise();
             }
         }
     }
@@ -265,24 +327,65 @@ impl<L: RawLwLock, T> Core<L, T> {
     /// # Safety
     /// The calling thread holds the lock shared.
     unsafe fn release_shared(&self) {
-        // SAFETY: the caller holds it shared.
-        unsafe { self.raw.release(Mode::Shared) };
-        if self.policy == Policy::LastReleaser {
-            self.recheck_after_release(INVALID_PROC);
+        match self.policy {
+            // SAFETY: the caller holds it shared.
+            Policy::Leader => unsafe { self.raw.release(Mode::Shared) },
+            Policy::LastReleaser => {
+                let mut deferred = Deferred::default();
+                // SAFETY: the caller holds it shared. An unwinding release gave the hold up
+                // (trait rule), so the re-check below is still owed to queued submitters.
+                if let Err(p) = catch_unwind(AssertUnwindSafe(|| unsafe {
+                    self.raw.release(Mode::Shared)
+                })) {
+                    deferred.keep(p);
+                }
+                self.recheck_after_release(INVALID_PROC, &mut deferred);
+                deferred.raise();
+            }
         }
     }
 
     /// The releaser half of the handshake: after a release, if operations are queued and the lock
     /// can be had, drain them. Returns what happened to `me`'s operation.
-    fn recheck_after_release(&self, me: u32) -> Mine {
+    fn recheck_after_release(&self, me: u32, deferred: &mut Deferred) -> Mine {
         // SeqCst fence: pairs with the submitter's fence in `group_last_releaser` (Dekker).
         fence(Ordering::SeqCst);
-        if self.list.head() == INVALID_PROC || !self.raw.conditional_acquire(Mode::Exclusive) {
+        if self.list.head() == INVALID_PROC || !self.try_exclusive_owed(deferred) {
             return Mine::NotSeen;
         }
         self.bump(Stat::ExclusiveAcquires);
         // SAFETY: just acquired exclusively.
-        unsafe { self.drain_release(INVALID_PROC, me) }
+        unsafe { self.drain_release(INVALID_PROC, me, deferred) }
+    }
+
+    /// A LastReleaser `conditional_acquire(Exclusive)` that is owed to queued operations (this
+    /// thread may be the only one left to drain them), so it cannot give up on an unwind: the
+    /// first unwind is kept in `deferred` and the call retried; a second one aborts.
+    fn try_exclusive_owed(&self, deferred: &mut Deferred) -> bool {
+        match catch_unwind(AssertUnwindSafe(|| {
+            self.raw.conditional_acquire(Mode::Exclusive)
+        })) {
+            Ok(taken) => taken,
+            Err(payload) => {
+                deferred.keep(payload);
+                // Mutant `flex_unwind_no_retry` (models only): give up instead of retrying, which
+                // strands the queue when the lock is free.
+                if lwlock::mutant!("flex_unwind_no_retry") {
+                    return false;
+                }
+                match catch_unwind(AssertUnwindSafe(|| {
+                    self.raw.conditional_acquire(Mode::Exclusive)
+                })) {
+                    Ok(taken) => taken,
+                    Err(_) => panic_abort(format_args!(
+                        "flexlock: conditional_acquire of lock {:?} ({}) unwound twice while \
+                         group operations were queued; continuing could strand them",
+                        self.raw.tranche().name(),
+                        L::NAME
+                    )),
+                }
+            }
+        }
     }
 
     /// Runs `chain` (if any) and then every batch detached from the queue, under the exclusive hold
@@ -290,10 +393,27 @@ impl<L: RawLwLock, T> Core<L, T> {
     /// re-checks the queue. `me` is the caller's record number if it has an operation queued
     /// (`INVALID_PROC` otherwise).
     ///
+    /// A release or re-acquire of the lock that unwinds is handled as the module docs say
+    /// ("Unwinding"); its panic is kept in `deferred` for the caller to raise.
+    ///
     /// # Safety
     /// The calling thread holds the lock exclusively; `chain` is `INVALID_PROC` or a chain the
     /// caller owns (a handover to `me`).
-    unsafe fn drain_release(&self, mut chain: u32, me: u32) -> Mine {
+    unsafe fn drain_release(&self, chain: u32, me: u32, deferred: &mut Deferred) -> Mine {
+        // Detached chains are reachable only from this frame until they are woken or handed
+        // over: nothing below may unwind (lock calls are caught).
+        let crit = CritSection::start("flexlock: serving a group");
+        // SAFETY: forwarded caller contract.
+        let mine = unsafe { self.drain_release_inner(chain, me, deferred) };
+        crit.end();
+        mine
+    }
+
+    /// [`drain_release`](Self::drain_release), inside its critical section.
+    ///
+    /// # Safety
+    /// As [`drain_release`](Self::drain_release).
+    unsafe fn drain_release_inner(&self, mut chain: u32, me: u32, deferred: &mut Deferred) -> Mine {
         let mut mine = Mine::NotSeen;
         let mut total = 0usize;
         loop {
@@ -332,8 +452,13 @@ impl<L: RawLwLock, T> Core<L, T> {
                     break;
                 }
             });
-            // SAFETY: held exclusively since the caller's acquire or ours below.
-            unsafe { self.raw.release(Mode::Exclusive) };
+            // SAFETY: held exclusively since the caller's acquire or ours below. An unwinding
+            // release has given the hold up (trait rule): go on as after a normal one.
+            if let Err(p) = catch_unwind(AssertUnwindSafe(|| unsafe {
+                self.raw.release(Mode::Exclusive)
+            })) {
+                deferred.keep(p);
+            }
             if group_list::wake(done_first, done_last, me) {
                 mine = Mine::Done;
             }
@@ -358,7 +483,7 @@ impl<L: RawLwLock, T> Core<L, T> {
                 }
                 return mine;
             }
-            if !self.raw.conditional_acquire(Mode::Exclusive) {
+            if !self.try_exclusive_owed(deferred) {
                 // The holder checks the queue when it releases (invariant 2).
                 return mine;
             }
@@ -408,6 +533,7 @@ impl<L: RawLwLock, T> Core<L, T> {
         let prev = match pushed {
             Ok(prev) => prev,
             Err(_) => {
+                // Not pushed: nothing of ours is reachable by other threads.
                 // Clog fallback: a blocking exclusive acquire of our own.
                 group_list::unprepare(me);
                 self.bump(Stat::ClogFallbacks);
@@ -420,6 +546,10 @@ impl<L: RawLwLock, T> Core<L, T> {
                 return op.take();
             }
         };
+        // Pushed: `op` lives on this frame and other threads may run it, so this frame must not
+        // be left before the operation is finished with (see "Unwinding").
+        let crit = CritSection::start("flexlock: a group operation is queued on this stack");
+        let mut deferred = Deferred::default();
         // Leader: Some(INVALID) = detach the list; Some(me) = serve the chain handed to me.
         let mut lead = (prev == INVALID_PROC).then_some(INVALID_PROC);
         loop {
@@ -433,7 +563,28 @@ impl<L: RawLwLock, T> Core<L, T> {
                     break;
                 }
                 Some(handed) => {
-                    self.raw.acquire(Mode::Exclusive);
+                    if let Err(p) =
+                        catch_unwind(AssertUnwindSafe(|| self.raw.acquire(Mode::Exclusive)))
+                    {
+                        // We hold nothing and our operation has not run. Leave the chain we
+                        // head (we are its oldest member: first in line) and hand the rest to
+                        // its next member, which takes the lock and serves it.
+                        let chain = if handed == INVALID_PROC {
+                            self.list.detach_fifo()
+                        } else {
+                            handed
+                        };
+                        debug_assert_eq!(chain, me.number());
+                        let rest = group_list::leave(me);
+                        // Mutant `flex_leader_unwind_strands` (models only): leave without
+                        // handing the rest over, which strands every follower.
+                        if rest != INVALID_PROC && !lwlock::mutant!("flex_leader_unwind_strands") {
+                            let to_me = group_list::hand_over(rest, me.number());
+                            debug_assert!(!to_me);
+                        }
+                        crit.end();
+                        resume_unwind(p);
+                    }
                     self.bump(Stat::ExclusiveAcquires);
                     let chain = if handed == INVALID_PROC {
                         // Closes the group: later arrivals start the next one.
@@ -456,8 +607,19 @@ impl<L: RawLwLock, T> Core<L, T> {
                             )
                         }
                     });
-                    // SAFETY: acquired exclusively above.
-                    unsafe { self.raw.release(Mode::Exclusive) };
+                    // SAFETY: acquired exclusively above. An unwinding release has given the
+                    // hold up (trait rule): the members are still woken and the rest handed
+                    // over, then the panic is ours.
+                    if let Err(p) = catch_unwind(AssertUnwindSafe(|| unsafe {
+                        self.raw.release(Mode::Exclusive)
+                    })) {
+                        deferred.keep(p);
+                        // Mutant `flex_release_unwind_no_wake` (models only): skip the wake,
+                        // leaving served members asleep.
+                        if lwlock::mutant!("flex_release_unwind_no_wake") {
+                            break;
+                        }
+                    }
                     let served_me = group_list::wake(s.first, s.last, me.number());
                     debug_assert!(served_me);
                     if s.rest != INVALID_PROC {
@@ -468,7 +630,8 @@ impl<L: RawLwLock, T> Core<L, T> {
                 }
             }
         }
-        op.take()
+        crit.end();
+        deferred.finish(|| op.take())
     }
 
     /// The last-releaser protocol (the 2011 FlexLock).
@@ -486,27 +649,48 @@ impl<L: RawLwLock, T> Core<L, T> {
         group_list::prepare(me, op.header(), 0);
         let pushed = self.list.push_if(me, |_| true);
         debug_assert!(pushed.is_ok());
+        // Pushed: `op` lives on this frame and other threads may run it (see "Unwinding").
+        let crit = CritSection::start("flexlock: a group operation is queued on this stack");
+        let mut deferred = Deferred::default();
         let mut mine = Mine::NotSeen;
         if !MUTANT_NO_RECHECK {
             // The submitter half of the handshake: the holder may have released (finding the
             // queue empty) after our failed attempt; if the lock is free now, drain it ourselves.
             // SeqCst fence: pairs with the releaser's fence (module docs).
             fence(Ordering::SeqCst);
-            if self.raw.conditional_acquire(Mode::Exclusive) {
+            if self.try_exclusive_owed(&mut deferred) {
                 self.bump(Stat::ExclusiveAcquires);
                 // SAFETY: just acquired exclusively.
-                mine = unsafe { self.drain_release(INVALID_PROC, me.number()) };
+                mine = unsafe { self.drain_release(INVALID_PROC, me.number(), &mut deferred) };
             }
         }
         loop {
             match mine {
                 Mine::Done => break,
                 Mine::HandedOver => {
-                    self.raw.acquire(Mode::Exclusive);
+                    if let Err(p) =
+                        catch_unwind(AssertUnwindSafe(|| self.raw.acquire(Mode::Exclusive)))
+                    {
+                        // We hold nothing; our operation has not run. Leave the chain we head
+                        // and hand the rest over; with no rest, the queue may still hold
+                        // operations whose submitters count on the handover target (us) to
+                        // drain: do the releaser half of the handshake first.
+                        let rest = group_list::leave(me);
+                        if rest != INVALID_PROC {
+                            let to_me = group_list::hand_over(rest, me.number());
+                            debug_assert!(!to_me);
+                        } else {
+                            let m = self.recheck_after_release(INVALID_PROC, &mut deferred);
+                            debug_assert_eq!(m, Mine::NotSeen);
+                        }
+                        crit.end();
+                        drop(deferred); // the acquire's panic is the one to report
+                        resume_unwind(p);
+                    }
                     self.bump(Stat::ExclusiveAcquires);
                     // SAFETY: just acquired exclusively; the chain starting at our record was
                     // handed to us (we own it).
-                    mine = unsafe { self.drain_release(me.number(), me.number()) };
+                    mine = unsafe { self.drain_release(me.number(), me.number(), &mut deferred) };
                 }
                 Mine::NotSeen => {
                     op.wait(me, WaitEvent::ipc(IpcEvent::FlexLockGroupUpdate));
@@ -517,7 +701,8 @@ impl<L: RawLwLock, T> Core<L, T> {
                 }
             }
         }
-        op.take()
+        crit.end();
+        deferred.finish(|| op.take())
     }
 }
 
@@ -618,7 +803,14 @@ impl<L: RawLwLock, T> FlexLock<L, T> {
         self.core.stats()
     }
 
-    /// The wrapped lock.
+    /// The wrapped lock, for inspection (`is_locked`, `stats`) and for configuring it (a
+    /// `FaultLock`'s plan, say).
+    ///
+    /// Acquiring and releasing through it bypasses the policy: under [`Policy::LastReleaser`] a
+    /// release through `raw()` does not run the operations queued meanwhile (the last-releaser
+    /// re-check is in this type's guards and group calls), so they wait for the next release
+    /// through the FlexLock, which may never come. Take holds with [`read`](Self::read) and
+    /// [`write`](Self::write).
     pub fn raw(&self) -> &L {
         self.core.raw()
     }

@@ -267,6 +267,17 @@ pub(crate) fn prepare(me: &Proc, op: *const OpHeader, key: u64) {
     me.group.member.store(true, Ordering::Relaxed);
 }
 
+/// Takes the calling thread's record off the head of a chain it owns (detached by it or handed
+/// to it) without running its operation, resets the record, and returns the rest of the chain
+/// (`INVALID_PROC` if none), which the caller must hand over. For a leader whose lock call
+/// unwound (flexlock's "Unwinding" docs).
+pub(crate) fn leave(me: &Proc) -> u32 {
+    // Relaxed: the chain is ours (invariant 2); the handover's Release publishes it onwards.
+    let rest = me.group.next.load(Ordering::Relaxed);
+    unprepare(me);
+    rest
+}
+
 /// Undoes [`prepare`] for a record that was not pushed (the clog fallback).
 pub(crate) fn unprepare(me: &Proc) {
     me.group.member.store(false, Ordering::Relaxed);

@@ -69,6 +69,7 @@
 //!   wait-list lock/unlock, so an update that finished before the waiter queued is seen (it
 //!   precedes the updater's own wait-list lock).
 
+use crate::elog::CritSection;
 use crate::proc::{lw_mode, lw_waiting, Proc};
 use crate::proclist::ProcList;
 use crate::raw::{AcquireOrWait, Mode, RawLwLock, RawLwLockVar, VarWait};
@@ -391,6 +392,8 @@ impl RawAtomicLwLock {
 
     /// Wakes every record of a detached list: last link access, then NOT_WAITING, then post.
     fn wake_all(wake: &mut ProcList) {
+        // The detached records are reachable only from `wake`: an unwind would strand them.
+        let crit = CritSection::start("atomic LWLock: waking detached waiters");
         while let Some(w) = wake.pop_head() {
             // Release: the unlink (done by pop_head just now) is visible before the waiter can
             // see NOT_WAITING and queue itself elsewhere.
@@ -398,6 +401,7 @@ impl RawAtomicLwLock {
                 .store(lw_waiting::NOT_WAITING, Ordering::Release);
             w.sem.unlock();
         }
+        crit.end();
     }
 
     #[cold]
@@ -411,7 +415,9 @@ impl RawAtomicLwLock {
         let mut slept = false;
         let mut extra = 0;
         loop {
-            // Phase 2: queue; phase 3: re-check.
+            // Phase 2: queue; phase 3: re-check. From the queueing until we are off the list
+            // nothing may unwind: our record would stay linked (`LWLockDequeueSelf` never ran).
+            let crit = CritSection::start("atomic LWLock: queued on the wait list");
             self.queue_self(me, wait_mode);
             // Mutant `atomic_no_recheck` (models only): sleep without re-checking after queueing.
             let recheck = if crate::mutant!("atomic_no_recheck") {
@@ -422,10 +428,12 @@ impl RawAtomicLwLock {
             match recheck {
                 Attempt::Acquired => {
                     self.dequeue_self(me);
+                    crit.end();
                     break;
                 }
                 Attempt::Overflow => {
                     self.dequeue_self(me);
+                    crit.end();
                     me.repost(extra);
                     self.shared_overflow();
                 }
@@ -434,6 +442,7 @@ impl RawAtomicLwLock {
             // Phase 4: sleep until woken, then compete again (no handoff).
             self.stats.bump(Stat::Block, 1);
             extra += Self::sleep_until_woken(me, WaitEvent::lwlock(Tranche::from_id(self.tranche)));
+            crit.end();
             // We ran: wakeups may happen again.
             // Mutant `atomic_no_release_ok_reset` (models only): never re-enable wakeups.
             if !crate::mutant!("atomic_no_release_ok_reset") {
@@ -474,7 +483,8 @@ impl Default for RawAtomicLwLock {
 }
 
 // SAFETY: mutual exclusion and Acquire/Release by invariant 1 and the orderings in the module
-// docs; an acquire that panics (shared overflow) dequeues itself first and holds nothing;
+// docs; an acquire that panics (shared overflow) dequeues itself first and holds nothing; nothing
+// unwinds while queued or waking (critical sections; a stuck wait-list bit aborts);
 // `conditional_acquire` is one CAS loop.
 unsafe impl RawLwLock for RawAtomicLwLock {
     const NAME: &'static str = "atomic";
@@ -516,6 +526,7 @@ unsafe impl RawLwLock for RawAtomicLwLock {
             Attempt::MustWait => {}
         }
         let me = Proc::current();
+        let crit = CritSection::start("atomic LWLock: queued on the wait list");
         self.queue_self(me, lw_mode::WAIT_UNTIL_FREE);
         // Mutant `aow_no_recheck` (models only): sleep without re-checking after queueing.
         let recheck = if crate::mutant!("aow_no_recheck") {
@@ -528,16 +539,19 @@ unsafe impl RawLwLock for RawAtomicLwLock {
                 // Our queue entry may have been chosen by a waker meanwhile; DequeueSelf handles
                 // that, and the eventual release re-triggers any inhibited wakeups.
                 self.dequeue_self(me);
+                crit.end();
                 AcquireOrWait::Acquired
             }
             Attempt::Overflow => {
                 self.dequeue_self(me);
+                crit.end();
                 self.shared_overflow()
             }
             Attempt::MustWait => {
                 self.stats.bump(Stat::Block, 1);
                 let extra =
                     Self::sleep_until_woken(me, WaitEvent::lwlock(Tranche::from_id(self.tranche)));
+                crit.end();
                 me.repost(extra);
                 AcquireOrWait::Waited
             }
@@ -601,16 +615,19 @@ impl RawLwLockVar for RawAtomicLwLock {
             if let Some(outcome) = self.conflicts_with_var(var, oldval) {
                 break outcome;
             }
+            let crit = CritSection::start("atomic LWLock: queued on the wait list");
             self.queue_self(me, lw_mode::WAIT_UNTIL_FREE);
             // Force wakeups on: the next release must wake us even if a woken writer is still
             // retrying (e0d97d77bf).
             self.state.fetch_or(RELEASE_OK, Ordering::Relaxed);
             if let Some(outcome) = self.conflicts_with_var(var, oldval) {
                 self.dequeue_self(me);
+                crit.end();
                 break outcome;
             }
             self.stats.bump(Stat::Block, 1);
             extra += Self::sleep_until_woken(me, WaitEvent::lwlock(Tranche::from_id(self.tranche)));
+            crit.end();
         };
         me.repost(extra);
         outcome

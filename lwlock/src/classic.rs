@@ -45,6 +45,7 @@
 //! waiter's Acquire load.
 
 use crate::atomic_state::MAX_SHARED;
+use crate::elog::CritSection;
 use crate::proc::{lw_mode, lw_waiting, Proc};
 use crate::proclist::ProcList;
 use crate::raw::{AcquireOrWait, Mode, RawLwLock};
@@ -213,9 +214,12 @@ impl RawClassicLwLock {
 
     /// `LWLockAcquireCommon`.
     fn acquire_common(&self, mode: Mode) -> bool {
+        // `PGPROC *proc = MyProc;` first, as 9.4 does: a thread's first use registers its record
+        // (allocation, the table's mutex, and a panic if that fails), which must not happen with
+        // the spinlock held.
+        let me = Proc::current();
         let mut retry = false;
         let mut extra = 0;
-        let mut me: Option<&'static Proc> = None;
         loop {
             let outcome = self.locked(|st| {
                 // Mutant `classic_no_release_ok_reset` (models only): never re-enable wakeups.
@@ -225,11 +229,7 @@ impl RawClassicLwLock {
                 match self.try_take(st, mode) {
                     Ok(true) => Ok(true),
                     Ok(false) => {
-                        Self::enqueue(
-                            st,
-                            me.get_or_insert_with(Proc::current),
-                            Self::mode_code(mode),
-                        );
+                        Self::enqueue(st, me, Self::mode_code(mode));
                         Ok(false)
                     }
                     Err(()) => Err(()),
@@ -239,19 +239,17 @@ impl RawClassicLwLock {
                 Ok(true) => break,
                 Ok(false) => {}
                 Err(()) => {
-                    if let Some(me) = me {
-                        me.repost(extra);
-                    }
+                    me.repost(extra);
                     self.shared_overflow()
                 }
             }
-            let me = me.expect("queued with a record");
+            // Queued: nothing may unwind until a waker has taken us off the queue.
+            let crit = CritSection::start("classic LWLock: sleeping on the wait queue");
             extra += self.sleep_until_woken(me);
+            crit.end();
             retry = true;
         }
-        if let Some(me) = me {
-            me.repost(extra);
-        }
+        me.repost(extra);
         !retry
     }
 }
@@ -294,16 +292,13 @@ unsafe impl RawLwLock for RawClassicLwLock {
     }
 
     fn acquire_or_wait(&self, mode: Mode) -> AcquireOrWait {
-        let mut me = None;
+        // The record first, outside the spinlock (see `acquire_common`).
+        let me = Proc::current();
         let outcome = self.locked(|st| match self.try_take(st, mode) {
             Ok(true) => Ok(true),
             Ok(false) => {
                 // 9.4 queues LW_WAIT_UNTIL_FREE at the tail.
-                Self::enqueue(
-                    st,
-                    me.get_or_insert_with(Proc::current),
-                    lw_mode::WAIT_UNTIL_FREE,
-                );
+                Self::enqueue(st, me, lw_mode::WAIT_UNTIL_FREE);
                 Ok(false)
             }
             Err(()) => Err(()),
@@ -311,8 +306,9 @@ unsafe impl RawLwLock for RawClassicLwLock {
         match outcome {
             Ok(true) => AcquireOrWait::Acquired,
             Ok(false) => {
-                let me: &Proc = me.expect("queued with a record");
+                let crit = CritSection::start("classic LWLock: sleeping on the wait queue");
                 let extra = self.sleep_until_woken(me);
+                crit.end();
                 me.repost(extra);
                 AcquireOrWait::Waited
             }
@@ -378,7 +374,9 @@ unsafe impl RawLwLock for RawClassicLwLock {
             }
             st.release_ok = new_release_ok;
         });
-        // Wake outside the spinlock.
+        // Wake outside the spinlock. The detached records are reachable only from `wake`: an
+        // unwind here would leave them asleep.
+        let crit = CritSection::start("classic LWLock: waking detached waiters");
         while let Some(w) = wake.pop_head() {
             // Mutant `classic_post_before_not_waiting` (models only): post, then clear the flag,
             // so the waiter may take the post for a foreign one and sleep again.
@@ -393,6 +391,7 @@ unsafe impl RawLwLock for RawClassicLwLock {
                 .store(lw_waiting::NOT_WAITING, Ordering::Release);
             w.sem.unlock();
         }
+        crit.end();
     }
 
     fn is_locked(&self) -> bool {

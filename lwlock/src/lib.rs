@@ -12,6 +12,9 @@
 //! * [`sample_waits`]: what every live thread is waiting for (the pg_stat_activity view).
 //! * [`RwLock`]: a drop-in `lock_api` reader-writer lock over the atomic LWLock.
 //! * Feature `stats`: LWLOCK_STATS-style counters per lock, read with [`RawLwLock::stats`].
+//! * [`elog`]: PANIC (abort with a message) and critical sections, where an unwind would leave
+//!   shared state inconsistent. Feature `fault-injection`: the `fault` module's lock wrapper that
+//!   panics at a chosen call, for testing protocols built on the trait.
 //!
 //! ```
 //! use lwlock::{Mode, RawAtomicLwLock, RawLwLock, Tranche};
@@ -27,6 +30,9 @@ pub mod sync;
 
 mod atomic_state;
 mod classic;
+pub mod elog;
+#[cfg(feature = "fault-injection")]
+pub mod fault;
 mod lock_api_adapter;
 pub mod proc;
 mod proclist;

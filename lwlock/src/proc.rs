@@ -111,8 +111,18 @@ impl Semaphore {
     pub fn unlock(&self) {
         // Release: publishes the poster's writes to the Acquire decrement in `lock`.
         let prev = self.futex.word.fetch_add(1, Ordering::Release);
-        assert!(prev < u32::MAX, "semaphore count overflow");
+        if prev == u32::MAX {
+            // The count wrapped to 0: a post is lost and its waiter may sleep forever. Posting
+            // happens inside wake paths that cannot be unwound (PANIC, not a panic).
+            crate::elog::panic_abort(format_args!("lwlock: semaphore count overflow"));
+        }
         self.futex.wake_one();
+    }
+
+    /// Sets the count to zero (`PGSemaphoreReset`): a recycled record must not inherit posts
+    /// meant for its previous owner. Only the owner calls it, before it waits on anything.
+    fn reset(&self) {
+        self.futex.word.store(0, Ordering::Relaxed);
     }
 
     /// The current count (for tests and diagnostics).
@@ -200,6 +210,28 @@ impl Proc {
                 key: AtomicU64::new(0),
             },
         }
+    }
+
+    /// Prepares a record taken from the table for its new thread (`InitProcess`): every field a
+    /// protocol left behind is reset, so a record recycled from a thread that exited in the middle
+    /// of something (a panic between protocol steps) starts clean.
+    fn reset_for_new_owner(&self, spins_per_delay: u32) {
+        debug_assert_eq!(
+            self.lw_waiting.load(Ordering::Relaxed),
+            lw_waiting::NOT_WAITING,
+            "a recycled wait record is still on a wait list"
+        );
+        self.lw_next.store(INVALID_PROC, Ordering::Relaxed);
+        self.lw_prev.store(INVALID_PROC, Ordering::Relaxed);
+        self.group.next.store(INVALID_PROC, Ordering::Relaxed);
+        self.group.member.store(false, Ordering::Relaxed);
+        self.group.op.store(std::ptr::null_mut(), Ordering::Relaxed);
+        self.group.key.store(0, Ordering::Relaxed);
+        self.wait_event.store(0, Ordering::Relaxed);
+        self.sem.reset();
+        self.spins_per_delay
+            .store(spins_per_delay, Ordering::Relaxed);
+        self.live.store(true, Ordering::Relaxed);
     }
 
     /// The calling thread's record, registering one on first use (`MyProc`).
@@ -351,6 +383,8 @@ impl ProcTable {
 
     /// Takes a free record or creates one (`InitProcess`).
     fn register(&self) -> &'static Proc {
+        #[cfg(feature = "fault-injection")]
+        crate::fault::registration_point();
         let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
         let number = match free.pop() {
             Some(n) => n,
@@ -376,11 +410,7 @@ impl ProcTable {
         };
         drop(free);
         let proc = self.get(number).expect("registered record exists");
-        proc.spins_per_delay.store(
-            self.spins_per_delay.load(Ordering::Relaxed),
-            Ordering::Relaxed,
-        );
-        proc.live.store(true, Ordering::Relaxed);
+        proc.reset_for_new_owner(self.spins_per_delay.load(Ordering::Relaxed));
         proc
     }
 
@@ -388,10 +418,10 @@ impl ProcTable {
     /// one as `(shared * 15 + local) / 16`.
     #[cfg_attr(any(loom, shuttle), allow(dead_code))]
     fn unregister(&self, proc: &'static Proc) {
-        let local = proc.spins_per_delay.load(Ordering::Relaxed);
-        let shared = self.spins_per_delay.load(Ordering::Relaxed);
-        self.spins_per_delay
-            .store((shared * 15 + local) / 16, Ordering::Relaxed);
+        fold_spins_per_delay(
+            &self.spins_per_delay,
+            proc.spins_per_delay.load(Ordering::Relaxed),
+        );
         proc.report_wait_end();
         proc.live.store(false, Ordering::Relaxed);
         debug_assert_eq!(
@@ -403,6 +433,23 @@ impl ProcTable {
             .unwrap_or_else(|e| e.into_inner())
             .push(proc.number);
     }
+}
+
+/// Folds a thread's `spins_per_delay` into the shared estimate as `(shared * 15 + local) / 16`
+/// (`set_spins_per_delay`/`update_spins_per_delay`, done under `ProcStructLock` in PostgreSQL).
+///
+/// One read-modify-write, so two threads exiting at once both count: a load followed by a
+/// store would lose one of the updates. Relaxed: the estimate publishes nothing else.
+pub fn fold_spins_per_delay(shared: &AtomicU32, local: u32) {
+    // Mutant `spins_fold_racy` (models only): the old load-then-store, which loses an update.
+    if crate::mutant!("spins_fold_racy") {
+        let old = shared.load(Ordering::Relaxed);
+        shared.store((old * 15 + local) / 16, Ordering::Relaxed);
+        return;
+    }
+    let _ = shared.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |old| {
+        Some((old * 15 + local) / 16)
+    });
 }
 
 #[cfg(not(any(loom, shuttle)))]
@@ -512,6 +559,55 @@ mod tests {
         // The absorbed wakeup was re-posted for its owner protocol.
         assert_eq!(p.sem().count(), 1);
         p.sem().lock();
+    }
+
+    #[test]
+    fn fold_is_the_weighted_average() {
+        let shared = AtomicU32::new(100);
+        fold_spins_per_delay(&shared, 1000);
+        assert_eq!(shared.load(Ordering::Relaxed), (100 * 15 + 1000) / 16);
+    }
+
+    /// A record recycled from a thread that left group or wait state behind starts clean
+    /// (`InitProcess` resets; before, registration reset nothing, so a stale `member` flag made
+    /// the new owner's first group call panic as "nested").
+    #[test]
+    fn recycled_records_are_reset() {
+        for _ in 0..50 {
+            let n = std::thread::spawn(|| {
+                let me = Proc::current();
+                me.group.member.store(true, Ordering::Relaxed);
+                me.group.next.store(7, Ordering::Relaxed);
+                me.group.key.store(9, Ordering::Relaxed);
+                me.sem().unlock();
+                me.number()
+            })
+            .join()
+            .unwrap();
+            // Records are reused most-recently-freed first; other tests' threads may take it.
+            let got = std::thread::spawn(move || {
+                let me = Proc::current();
+                (me.number() == n).then(|| {
+                    (
+                        me.group.member.load(Ordering::Relaxed),
+                        me.group.next.load(Ordering::Relaxed),
+                        me.group.key.load(Ordering::Relaxed),
+                        me.sem().count(),
+                    )
+                })
+            })
+            .join()
+            .unwrap();
+            if let Some(state) = got {
+                assert_eq!(
+                    state,
+                    (false, INVALID_PROC, 0, 0),
+                    "stale state survived reuse"
+                );
+                return;
+            }
+        }
+        panic!("no record was reused in 50 tries");
     }
 
     #[test]

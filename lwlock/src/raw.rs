@@ -49,8 +49,27 @@ pub enum VarWait {
 ///   any number may hold it in [`Mode::Shared`] together.
 /// * A successful acquire has Acquire semantics and a release has Release semantics, so that the
 ///   protected data written in one critical section is visible in the next.
-/// * An acquire that unwinds leaves the lock not held by the caller.
+/// * An acquire that unwinds leaves the lock not held by the caller, and usable by others.
+/// * A release that unwinds has given up the hold and left the lock usable (no waiter stranded).
 /// * [`conditional_acquire`](Self::conditional_acquire) never sleeps or blocks indefinitely.
+///
+/// # Unwinding
+/// The rule, after PostgreSQL's (an ERROR is recoverable, an error inside a critical section is a
+/// PANIC): a method may unwind only where the lock and every other thread's state stay consistent;
+/// where an unwind could leave shared state half-updated, the process aborts with a message
+/// ([`crate::elog::panic_abort`]) instead.
+///
+/// * **The project's locks** unwind only for a shared-holder overflow ("too many shared holders"),
+///   raised before the caller is queued or after it dequeued itself. Everything between queueing
+///   and being woken, and every wake pass, runs in a [`crate::elog::CritSection`]. A stuck
+///   spinlock or wait-list bit aborts ([`crate::s_lock::s_lock_stuck`], PostgreSQL's PANIC), since
+///   its holder is gone or broken and the waiter holds protocol state. A thread's wait record is
+///   registered (first use: allocation, a mutex) before any spinlock is taken, so a failed
+///   registration unwinds holding nothing. Their `release` never unwinds.
+/// * **Callers that build protocols on the trait** (flexlock's group operations) must survive an
+///   unwind from any method at any step, for locks written by others: see flexlock's
+///   "Unwinding" docs for what each step does. `lwlock::fault::FaultLock` (feature
+///   `fault-injection`) injects exactly the unwinds this contract allows, at a chosen call.
 pub unsafe trait RawLwLock: Send + Sync {
     /// Short name used by tests, benches and plots (`"atomic"`, `"classic"`, `"parking-lot"`).
     const NAME: &'static str;

@@ -12,11 +12,13 @@
 //!   next one grows by a random factor in [1, 2), and a delay past `max_delay_us` (1 s) wraps back
 //!   to the minimum instead of clamping, so that enough attempts happen.
 //! * After `num_delays` (1000) sleeps, "usually about 2 minutes", the lock is declared stuck and
-//!   the thread panics naming the lock (PostgreSQL raises PANIC).
+//!   the process aborts with a message naming the lock ([`s_lock_stuck`]; PostgreSQL raises
+//!   PANIC). It is deliberately not a catchable panic: see [`crate::RawLwLock`], "Unwinding".
 //! * `spins_per_delay` adapts per thread: +100 (up to 1000) after an acquisition that did not
 //!   sleep, −1 (down to 10) after one that did. It should converge to 1000 on a multiprocessor and
 //!   to 10 on a uniprocessor. Threads start from a shared estimate and fold theirs into it as
-//!   `(shared * 15 + local) / 16` when they exit (`InitProcess`/`ProcKill`).
+//!   `(shared * 15 + local) / 16` when they exit (`InitProcess`/`ProcKill`), atomically (one
+//!   read-modify-write; PostgreSQL does it under `ProcStructLock`).
 //!
 //! The same [`SpinDelay`] loop is reused by the atomic LWLock's wait-list bit, as `lwlock.c` does
 //! since 9.6.
@@ -107,8 +109,8 @@ impl<'a> SpinDelay<'a> {
     /// One failed probe (`perform_spin_delay`): PAUSE, and every `spins_per_delay` probes a
     /// randomized, exponentially growing sleep.
     ///
-    /// # Panics
-    /// After `num_delays` sleeps: "stuck spinlock detected".
+    /// # Aborts
+    /// After `num_delays` sleeps: "stuck spinlock detected" ([`s_lock_stuck`]).
     pub fn perform(&mut self) {
         #[cfg(not(loom))]
         spin_loop();
@@ -119,12 +121,7 @@ impl<'a> SpinDelay<'a> {
         if self.spins >= self.spins_per_delay {
             self.delays += 1;
             if self.delays > self.config.num_delays {
-                self.proc.report_wait_end();
-                panic!(
-                    "stuck spinlock detected on lock {:?} after {} delays",
-                    self.tranche.name(),
-                    self.config.num_delays
-                );
+                s_lock_stuck(self.tranche, self.config.num_delays);
             }
             if self.cur_delay_us == 0 {
                 self.cur_delay_us = self.config.min_delay_us;
@@ -154,6 +151,20 @@ impl<'a> SpinDelay<'a> {
         self.proc.report_wait_end();
         self.delays
     }
+}
+
+/// `s_lock_stuck`: a spinlock (or the atomic LWLock's wait-list bit) was not released within
+/// `num_delays` sleeps. PostgreSQL raises PANIC, which restarts the cluster; here the process
+/// aborts with the message. It is not a catchable panic because every spinlock holder assumes it
+/// cannot be interrupted: a waiter that unwound from here would leave its wait record on a list,
+/// a release that unwound would leave waiters asleep, and the holder (if any) is gone or broken.
+#[cold]
+#[inline(never)]
+pub fn s_lock_stuck(tranche: Tranche, num_delays: u32) -> ! {
+    crate::elog::panic_abort(format_args!(
+        "stuck spinlock detected on lock {:?} after {num_delays} delays",
+        tranche.name()
+    ))
 }
 
 /// A test-and-set spinlock (`slock_t`), with no owner, no queue and no fairness.
@@ -374,8 +385,52 @@ mod tests {
         d.finish();
     }
 
+    /// A stuck spinlock aborts the process (PANIC), naming the lock; a catchable panic would let
+    /// code run on after a lock that every holder assumes cannot fail. The abort is observed from
+    /// a child process running [`stuck_spinlock_child`].
     #[test]
-    fn stuck_spinlock_panics_naming_the_lock() {
+    fn stuck_spinlock_aborts_naming_the_lock() {
+        let exe = std::env::current_exe().unwrap();
+        let out = std::process::Command::new(exe)
+            .args([
+                "s_lock::tests::stuck_spinlock_child",
+                "--exact",
+                "--ignored",
+                "--nocapture",
+            ])
+            .env("LWLOCK_STUCK_CHILD", "1")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains("running 1 test"),
+            "child test not found: {stdout}"
+        );
+        assert!(
+            !stdout.contains("caught"),
+            "the stuck spinlock was a catchable panic: {stdout}"
+        );
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            out.status.signal(),
+            Some(6),
+            "SIGABRT expected: {:?}",
+            out.status
+        );
+        assert!(
+            stderr.contains("PANIC: stuck spinlock detected") && stderr.contains("StuckTestLock"),
+            "{stderr}"
+        );
+    }
+
+    /// Child of [`stuck_spinlock_aborts_naming_the_lock`]: waits on a spinlock nobody releases.
+    #[test]
+    #[ignore = "run as a child process by stuck_spinlock_aborts_naming_the_lock"]
+    fn stuck_spinlock_child() {
+        if std::env::var_os("LWLOCK_STUCK_CHILD").is_none() {
+            return;
+        }
         let s = SpinLock::new();
         assert!(s.try_lock());
         let cfg = SpinDelayConfig {
@@ -384,15 +439,9 @@ mod tests {
             num_delays: 3,
         };
         let t = crate::Tranche::register("StuckTestLock");
-        let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             s.lock_with(t, &cfg);
-        }))
-        .expect_err("a never-released spinlock must be declared stuck");
-        let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
-        assert!(
-            msg.contains("stuck spinlock") && msg.contains("StuckTestLock"),
-            "{msg}"
-        );
-        assert!(!Proc::current().wait_event().is_waiting());
+        }));
+        println!("caught: {}", r.is_err());
     }
 }
