@@ -260,6 +260,20 @@ unsafe impl<L: lock_api::RawRwLock> lock_api::RawRwLock for FaultLock<L> {
     }
 }
 
+/// Installs a panic hook that prints nothing for [`InjectedFault`] panics and defers to the
+/// previous hook for every other panic (a sweep injects thousands). Idempotent.
+pub fn quiet_injected_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if info.payload().downcast_ref::<InjectedFault>().is_none() {
+                previous(info);
+            }
+        }));
+    });
+}
+
 std::thread_local! {
     static FAIL_REGISTRATION: Cell<bool> = const { Cell::new(false) };
 }
