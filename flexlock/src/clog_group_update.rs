@@ -102,9 +102,16 @@ impl<L: RawLwLock, T> ClogGroupLock<L, T> {
     /// same `key`, and returns its result. A panic in `op` is re-raised here.
     ///
     /// `op` must not take this lock and must not start another group operation.
+    ///
+    /// Members wait under `IPC:XactGroupUpdate`, or `IPC:ProcArrayGroupUpdate` when the lock is
+    /// in [`Tranche::PROC_ARRAY`] (the same protocol as `ProcArrayGroupClearXid`).
     pub fn update<R: Send>(&self, key: u64, op: impl FnOnce(&mut T) -> R + Send) -> R {
-        self.core
-            .group_leader(op, WaitEvent::ipc(IpcEvent::XactGroupUpdate), Some(key))
+        let event = if self.core.raw().tranche() == Tranche::PROC_ARRAY {
+            IpcEvent::ProcArrayGroupUpdate
+        } else {
+            IpcEvent::XactGroupUpdate
+        };
+        self.core.group_leader(op, WaitEvent::ipc(event), Some(key))
     }
 
     /// Takes the lock shared.

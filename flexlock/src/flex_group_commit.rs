@@ -273,12 +273,15 @@ impl<L: RawLwLock, T> Core<L, T> {
         if self.policy == Policy::LastReleaser && self.list.head() != INVALID_PROC {
             return None;
         }
-        self.raw
-            .conditional_acquire(Mode::Shared)
-            .then_some(FlexReadGuard {
-                core: self,
-                _not_send: PhantomData,
-            })
+        // Not `then_some`: its argument, a guard, would be built (and dropped, releasing a hold
+        // never taken) when the acquire fails.
+        if !self.raw.conditional_acquire(Mode::Shared) {
+            return None;
+        }
+        Some(FlexReadGuard {
+            core: self,
+            _not_send: PhantomData,
+        })
     }
 
     pub(crate) fn write(&self) -> FlexWriteGuard<'_, L, T> {
@@ -788,11 +791,20 @@ impl<L: RawLwLock, T> FlexLock<L, T> {
     /// another group operation on any lock: it may run as part of a group, and a nested group
     /// operation from a thread whose own operation is pending panics. (When `op` runs directly
     /// on its own thread, nesting on another lock is not detected and works.)
+    ///
+    /// A member waiting for its server publishes the wait event of the group it is in, chosen by
+    /// the lock's tranche: `IPC:ProcArrayGroupUpdate` for [`Tranche::PROC_ARRAY`] (as
+    /// `ProcArrayGroupClearXid`), `IPC:XactGroupUpdate` for [`Tranche::XACT_SLRU`], and
+    /// `IPC:FlexLockGroupUpdate` for any other tranche and for the last-releaser policy.
     pub fn group<R: Send>(&self, op: impl FnOnce(&mut T) -> R + Send) -> R {
         match self.core.policy {
             Policy::Leader => {
-                self.core
-                    .group_leader(op, WaitEvent::ipc(IpcEvent::ProcArrayGroupUpdate), None)
+                let event = match self.core.raw().tranche() {
+                    Tranche::PROC_ARRAY => IpcEvent::ProcArrayGroupUpdate,
+                    Tranche::XACT_SLRU => IpcEvent::XactGroupUpdate,
+                    _ => IpcEvent::FlexLockGroupUpdate,
+                };
+                self.core.group_leader(op, WaitEvent::ipc(event), None)
             }
             Policy::LastReleaser => self.core.group_last_releaser(op),
         }

@@ -254,3 +254,24 @@ fn classic_contended_first_use_registration_failure_leaves_the_lock_usable() {
     t.join().unwrap();
     assert!(!lock.is_locked());
 }
+
+/// A failed `try_read` must not release a hold it never took (found by lwtorture: the guard was
+/// built, and dropped, even when the shared acquire failed, corrupting the lock's state).
+#[test]
+fn failed_try_read_releases_nothing() {
+    for policy in [Policy::Leader, Policy::LastReleaser] {
+        let lock = FlexLock::<RawAtomicLwLock, u32>::new(0, policy);
+        let w = lock.write();
+        assert!(lock.try_read().is_none());
+        assert!(
+            lock.raw().is_locked_exclusive(),
+            "the writer still holds it"
+        );
+        drop(w);
+        assert!(!lock.raw().is_locked());
+        let r = lock.try_read().expect("free: try_read succeeds");
+        assert!(lock.try_write().is_none());
+        drop(r);
+        assert!(!lock.raw().is_locked());
+    }
+}
