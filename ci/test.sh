@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Runs every test of the workspace: unit, integration and doc tests (debug), the same with the
-# `stats` feature, the stress tests in release, and the loom/shuttle models with their mutation
-# tests (ci/models.sh). Usage: ci/test.sh
+# Runs every test of the workspace: unit, integration and doc tests (debug; they include the
+# fault-injection sweep, the unwind regressions and the broken-lock harness check), the same with
+# the `stats` feature, the stress tests in release, the fault-injection sweep in release with its
+# counts, a 60 s torture run, and the loom/shuttle models with their mutation tests
+# (ci/models.sh). Usage: ci/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,6 +19,12 @@ cargo test -p lwlock -p flexlock --features stats
 
 step "stress tests (release)"
 cargo test --release -p lwlock --test stress
+
+step "fault-injection sweep (release, with group counters)"
+cargo test --release -p flexlock --features stats --test fault_injection -- --nocapture
+
+step "torture: every lock, 64 threads, random mixes, exits and panics (60 s)"
+cargo run --release -p bench --bin lwtorture -- --duration 60s
 
 if [ -x ci/models.sh ]; then
   step "loom and shuttle models"

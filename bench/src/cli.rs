@@ -135,6 +135,14 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// Parses a sampling interval: a duration, or `off` (no sampler).
+pub fn parse_sample_interval(s: &str) -> Result<Duration, String> {
+    match s.trim() {
+        "off" => Ok(Duration::ZERO),
+        _ => parse_duration(s).map_err(|e| format!("{e}, or `off`")),
+    }
+}
+
 fn parse_positive_u32(s: &str) -> Result<u32, String> {
     match s.trim().parse::<u32>() {
         Ok(0) => Err("must be at least 1".into()),
@@ -156,25 +164,34 @@ fn parse_positive_usize(s: &str) -> Result<usize, String> {
 /// With no arguments, runs the quick default suite (snapshot, end-xact and clog; the project's
 /// locks plus parking_lot; 1 to 64 threads) and writes `results/`.
 #[derive(Debug, Parser)]
-#[command(name = "bench", version, about, long_about = None)]
+#[command(
+    name = "bench",
+    version,
+    about,
+    long_about = None,
+    after_help = "WORKLOADS and LOCKS, one line each: see --help.",
+    after_long_help = catalogue()
+)]
 pub struct Args {
-    /// Workloads, comma-separated: null, null-x, snapshot, end-xact, clog, pgbench-select,
-    /// pgbench-write, pin, pin-held.
+    /// Workloads, comma-separated (each is described below, under WORKLOADS).
     #[arg(long, value_delimiter = ',', default_value = "snapshot,end-xact,clog", value_parser = parse_workload)]
     pub workload: Vec<Workload>,
-    /// Locks, comma-separated: classic, atomic, flex-leader, flex-releaser, clog-group, std,
-    /// parking-lot; `all` = every lock that applies to the workload; `default` = the project's
-    /// locks plus parking-lot.
+    /// Locks, comma-separated (each is described below, under LOCKS); `all` = every lock that
+    /// applies to the workload; `default` = the project's locks plus parking-lot.
     #[arg(long, value_delimiter = ',', default_value = "default", value_parser = parse_lock)]
     pub locks: Vec<LockSel>,
     /// Thread counts: a list of counts and `a:b` doubling ranges, e.g. `1,2,64` or `1:64`.
     #[arg(long, value_delimiter = ',', default_value = "1:64", value_parser = parse_threads)]
     pub threads: Vec<ThreadSpec>,
-    /// Length of each trial, e.g. `300ms`, `2s`.
-    #[arg(long, default_value = "120ms", value_parser = parse_duration)]
+    /// Length of each trial, e.g. `300ms`, `2s`. With more threads than cores, fairness
+    /// (Jain) needs about 20 scheduler slices per thread to mean anything; points that got
+    /// fewer are flagged (`fair_short`). 250 ms gives a 64-thread point on 2 cores 5–20 slices
+    /// per thread: the quick suite stays quick, and its fairness figures above the core count
+    /// are flagged; use `--duration 2s` for fairness at 64 threads.
+    #[arg(long, default_value = "250ms", value_parser = parse_duration)]
     pub duration: Duration,
     /// Trials per point (after one discarded warm-up trial).
-    #[arg(long, default_value = "5", value_parser = parse_positive_u32)]
+    #[arg(long, default_value = "3", value_parser = parse_positive_u32)]
     pub trials: u32,
     /// Length of the warm-up trial (default: half of --duration).
     #[arg(long, value_parser = parse_duration)]
@@ -196,8 +213,9 @@ pub struct Args {
     /// shared (one computes, others copy), or all. Applies to the workloads that take snapshots.
     #[arg(long, value_delimiter = ',', default_value = "scan", value_parser = parse_strategy)]
     pub snapshot: Vec<Vec<Strategy>>,
-    /// Wait-event sampling interval (`0` is not allowed; use a long interval to sample rarely).
-    #[arg(long, default_value = "1ms", value_parser = parse_duration)]
+    /// Wait-event sampling interval, or `off` for no sampler. The sampler is a thread of its
+    /// own that competes with the workers; its cost is reported (`sampler_cpu_pct`).
+    #[arg(long, default_value = "1ms", value_parser = parse_sample_interval)]
     pub sample_interval: Duration,
     /// Time one operation in N for the wait-time percentiles.
     #[arg(long, default_value = "64", value_parser = parse_positive_u32)]
@@ -216,7 +234,7 @@ impl Args {
         for k in LockKind::ALL.iter().copied() {
             let wanted = self.locks.iter().any(|s| match s {
                 LockSel::One(x) => *x == k,
-                LockSel::All => true,
+                LockSel::All => k.in_all(),
                 LockSel::Default => LockKind::default_suite().contains(&k),
             });
             if !wanted {
@@ -268,6 +286,107 @@ impl Args {
         v.sort_unstable();
         v.dedup();
         v
+    }
+}
+
+/// The `--help` catalogue of workloads and locks, generated from the registries so it cannot go
+/// stale: each one's one-line description, and for a workload what one transaction is.
+fn catalogue() -> String {
+    let w = Workload::ALL
+        .iter()
+        .map(|w| w.name().len())
+        .chain(LockKind::ALL.iter().map(|k| k.name().len()))
+        .max()
+        .unwrap_or(0)
+        .max(7)
+        + 2;
+    let mut s = String::from(
+        "WORKLOADS (--workload). The figures lead with TPS and the average latency per \
+         transaction (threads / TPS); [brackets]: the unit and what one transaction is:\n",
+    );
+    for wl in Workload::ALL {
+        let u = crate::figures::unit(*wl);
+        s.push_str(&format!(
+            "  {:<w$}{} [{}]\n",
+            wl.name(),
+            wl.description(),
+            if u.rate == "TPS" {
+                format!("TPS; 1 transaction = {}", u.short)
+            } else {
+                format!("{}; a lock microbenchmark", u.rate)
+            }
+        ));
+    }
+    s.push_str("\nLOCKS (--locks):\n");
+    for k in LockKind::ALL {
+        let only: Vec<&str> = Workload::ALL
+            .iter()
+            .filter(|w| k.applies_to(**w))
+            .map(|w| w.name())
+            .collect();
+        let scope = if only.len() < Workload::ALL.len() {
+            format!(" [only {}]", only.join(", "))
+        } else if !k.in_all() {
+            " [only when named; not in `all`]".to_string()
+        } else {
+            String::new()
+        };
+        s.push_str(&format!("  {:<w$}{}{scope}\n", k.name(), k.description()));
+    }
+    s.push_str(&format!(
+        "  {:<w$}every lock that applies to the workload\n  {:<w$}the project's locks plus \
+         parking-lot\n",
+        "all", "default"
+    ));
+    s
+}
+
+/// Exits 2 (clap's format, naming `--locks`) when a workload gets no lock: `--workload snapshot
+/// --locks clog-group` would otherwise run nothing and write tables and links to plots that do
+/// not exist.
+fn check_selection(args: &Args) {
+    for &w in &args.workload {
+        let (run, skipped) = args.locks_for(w);
+        if !run.is_empty() {
+            continue;
+        }
+        let value = args
+            .locks
+            .iter()
+            .map(|l| match l {
+                LockSel::One(k) => k.name(),
+                LockSel::All => "all",
+                LockSel::Default => "default",
+            })
+            .collect::<Vec<_>>()
+            .join(",");
+        let why = skipped
+            .iter()
+            .map(|k| {
+                let only: Vec<&str> = Workload::ALL
+                    .iter()
+                    .filter(|x| k.applies_to(**x))
+                    .map(|x| x.name())
+                    .collect();
+                format!("{} runs only with {}", k.name(), only.join(", "))
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        usage_error(
+            "--locks <LOCKS>",
+            &value,
+            &format!(
+                "--workload {} --locks {value} selects no point: no lock of it applies to \
+                 workload {}{}",
+                w.name(),
+                w.name(),
+                if why.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({why})")
+                }
+            ),
+        );
     }
 }
 
@@ -330,17 +449,20 @@ fn meta_json(args: &Args, probe: &perf::Probe, warmup: Duration) -> serde_json::
         "kernel": std::fs::read_to_string("/proc/sys/kernel/osrelease").map(|s| s.trim().to_string()).ok(),
         "pmu_available": probe.pmu_available,
         "pmu_reason": probe.pmu_reason,
+        "hw_events": probe.hw_events,
         "ctx_switch_source": probe.ctx_switch_source,
         "ctx_switch_reason": probe.ctx_switch_reason,
         "stats_feature": cfg!(feature = "stats"),
+        "timer_source": crate::clock::source(),
+        "timer_floor_ns": crate::clock::floor_ns(),
         "debug_assertions": cfg!(debug_assertions),
         "command_line": std::env::args().collect::<Vec<_>>(),
         "started_unix": now,
         "settings": {
             "workloads": args.workload.iter().map(|w| w.name()).collect::<Vec<_>>(),
             "threads": args.thread_counts(),
-            "duration_s": args.duration.as_secs_f64(),
-            "warmup_s": warmup.as_secs_f64(),
+            "requested_duration_s": args.duration.as_secs_f64(),
+            "requested_warmup_s": warmup.as_secs_f64(),
             "trials": args.trials,
             "write_pct": args.write_pct,
             "procs": args.procs,
@@ -360,6 +482,7 @@ fn meta_json(args: &Args, probe: &perf::Probe, warmup: Duration) -> serde_json::
 /// invariant check or an I/O error), 2 bad arguments.
 pub fn main() -> ExitCode {
     let args = Args::try_parse().unwrap_or_else(|e| e.exit());
+    check_selection(&args);
     if let Err(e) = prepare_out(&args.out) {
         usage_error("--out <OUT>", &args.out.display().to_string(), &e);
     }
@@ -451,12 +574,34 @@ fn run(args: &Args) -> Result<(), String> {
                 },
                 sample_interval: args.sample_interval,
             };
+            // Every point starts from PostgreSQL's initial spin estimate, whatever ran before
+            // (the estimate is folded in by every exiting thread and would carry over).
+            lwlock::proc::set_shared_spins_per_delay(lwlock::s_lock::DEFAULT_SPINS_PER_DELAY);
             runner::run_trial(&spec, &probe)?;
             spec.duration = args.duration;
             let trials = (0..args.trials)
                 .map(|_| runner::run_trial(&spec, &probe))
                 .collect::<Result<Vec<_>, _>>()?;
             let point = PointRow::new(w, k, variant, t, &trials);
+            for r in trials
+                .iter()
+                .filter(|r| (r.counters.complete_threads as usize) < t)
+            {
+                pb.suspend(|| {
+                    eprintln!(
+                        "note: {} {} x{t}: perf counters opened in only {} of {t} workers \
+                         (out of file descriptors? `ulimit -n`); their columns are left empty, \
+                         context switches from {}",
+                        w.name(),
+                        k.name(),
+                        r.counters.complete_threads,
+                        match r.counters.ctx_switches().1.name() {
+                            "" => "nowhere",
+                            n => n,
+                        }
+                    )
+                });
+            }
             for (i, r) in trials.iter().enumerate() {
                 let trial = i as u32 + 1;
                 results
@@ -493,8 +638,9 @@ fn run(args: &Args) -> Result<(), String> {
         serde_json::to_string_pretty(&meta).map_err(|e| e.to_string())?,
     )
     .map_err(|e| io("meta.json", &e))?;
+    let cores = meta["cores"].as_u64().unwrap_or(1) as usize;
     for &w in &args.workload {
-        report::plot(&out.join(format!("{}.svg", w.name())), w, &points)?;
+        report::plot(&out.join(format!("{}.svg", w.name())), w, &points, cores)?;
     }
     std::fs::write(
         out.join("summary.md"),
@@ -503,19 +649,18 @@ fn run(args: &Args) -> Result<(), String> {
     .map_err(|e| io("summary.md", &e))?;
 
     let mut stdout = std::io::stdout().lock();
+    let duration = format!("{:?}", args.duration);
     for &w in &args.workload {
-        let _ = writeln!(
+        let _ = write!(
             stdout,
-            "\n{}: median lock ops/s over {} trials of {:?} (* = bimodal)",
-            w.name(),
-            args.trials,
-            args.duration
+            "{}",
+            crate::figures::stdout_tables(w, &points, args.trials, &duration)
         );
-        let _ = write!(stdout, "{}", report::table(w, &points, false));
     }
     let _ = writeln!(
         stdout,
-        "\nwrote {} ({:.0} s)",
+        "\nlock operations/s, waits and counters: points.csv, results.csv; tables with min–max: \
+         summary.md\nwrote {} ({:.0} s)",
         out.display(),
         started.elapsed().as_secs_f64()
     );

@@ -14,18 +14,26 @@
 
 use crate::locks::{BenchLock, LockCounters, LockFamily};
 use flexlock::{ClogGroupLock, FlexConfig, FlexLock, GroupStats, Policy, DEFAULT_MAX_GROUP};
-use lwlock::{RawAtomicLwLock, Tranche};
+use lwlock::{RawAtomicLwLock, RawLwLock, Tranche};
 
-fn from_group_stats(s: Option<GroupStats>) -> LockCounters {
+/// The group counters, with the wrapped lock's own LWLOCK_STATS counters (semaphore sleeps and
+/// spin delays happen inside it) where the `stats` feature keeps them.
+fn from_group_stats(s: Option<GroupStats>, raw: Option<lwlock::LockStats>) -> LockCounters {
+    let raw = raw.map(|r| (r.block, r.spin_delay));
     match s {
         Some(s) => LockCounters {
+            blocks: raw.map(|r| r.0),
+            spin_delays: raw.map(|r| r.1),
             excl_acquires: Some(s.exclusive_acquires),
             groups: Some(s.groups),
             mean_group_size: Some(s.mean_group_size),
             max_group_size: Some(s.max_group_size),
+        },
+        None => LockCounters {
+            blocks: raw.map(|r| r.0),
+            spin_delays: raw.map(|r| r.1),
             ..LockCounters::default()
         },
-        None => LockCounters::default(),
     }
 }
 
@@ -62,7 +70,12 @@ impl<T: Send + Sync, const LEADER: bool> BenchLock<T> for FlexLocked<T, LEADER> 
         self.0.group(f)
     }
     fn counters(&self) -> LockCounters {
-        from_group_stats(self.0.stats())
+        from_group_stats(self.0.stats(), self.0.raw().stats())
+    }
+    #[inline]
+    fn held(&self) -> Option<(bool, bool)> {
+        let raw = self.0.raw();
+        Some((raw.is_locked(), raw.is_locked_exclusive()))
     }
 }
 
@@ -94,7 +107,12 @@ impl<T: Send + Sync> BenchLock<T> for ClogGroupLocked<T> {
         self.0.update(key, f)
     }
     fn counters(&self) -> LockCounters {
-        from_group_stats(self.0.stats())
+        from_group_stats(self.0.stats(), self.0.raw().stats())
+    }
+    #[inline]
+    fn held(&self) -> Option<(bool, bool)> {
+        let raw = self.0.raw();
+        Some((raw.is_locked(), raw.is_locked_exclusive()))
     }
 }
 

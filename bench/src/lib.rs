@@ -10,13 +10,18 @@
 //! * [`sim`]: the simulated shared state.
 //! * [`snapshot`]: proc-array layouts and snapshot strategies (scan, reuse, optimistic, shared).
 //! * [`workload`]: the workloads, written once, generic over the lock family.
+//! * [`clock`]: the cheap clock of the wait-time percentiles, and its measured floor.
 //! * [`runner`]: one trial (threads, barrier, sampler, counters, invariant checks).
 //! * [`perf`]: per-thread perf-event counters with a `getrusage` fallback.
-//! * [`report`]: CSV, JSON, Markdown and SVG output.
+//! * [`report`]: the rows of the CSV files.
+//! * [`figures`]: the stdout tables, `summary.md` and the SVGs, in each workload's unit.
 //! * [`cli`]: the command line and the sweep driver.
+//! * [`torture`]: the `lwtorture` stress test (after the kernel's locktorture).
 #![deny(missing_docs)]
 
 pub mod cli;
+pub mod clock;
+pub mod figures;
 pub mod flex;
 pub mod locks;
 pub mod perf;
@@ -24,4 +29,5 @@ pub mod report;
 pub mod runner;
 pub mod sim;
 pub mod snapshot;
+pub mod torture;
 pub mod workload;

@@ -98,6 +98,12 @@ pub trait BenchLock<T: Send + Sync>: Send + Sync + Sized {
     fn counters(&self) -> LockCounters {
         LockCounters::default()
     }
+    /// What the lock says about itself right now: `(held in any mode, held exclusively)`, or
+    /// `None` for a lock that cannot tell (std). The workloads' section checks assert on it
+    /// from inside critical sections (see `workload::SectionCheck`).
+    fn held(&self) -> Option<(bool, bool)> {
+        None
+    }
 }
 
 /// A family of locks: one lock type for any protected data type.
@@ -166,6 +172,60 @@ impl<L: RawLwLock, T: Send + Sync> BenchLock<T> for RawLocked<L, T> {
     fn counters(&self) -> LockCounters {
         LockCounters::from_lwlock(self.lock.stats())
     }
+
+    #[inline]
+    fn held(&self) -> Option<(bool, bool)> {
+        Some((self.lock.is_locked(), self.lock.is_locked_exclusive()))
+    }
+}
+
+/// A deliberately broken lock, for the harness's self-test only: a shared acquire takes
+/// nothing, and an exclusive acquire takes the lock shared. It exists to prove that the
+/// workloads' invariant checks fail when a lock does not exclude (`--locks broken` must make
+/// every workload exit 1). It is unsound by construction: the protected data races, which is
+/// what the checks are for; never use it outside that test.
+#[derive(Debug)]
+pub struct BrokenLock(RawAtomicLwLock);
+
+// SAFETY: none: this implementation violates the trait's contract on purpose (shared holders
+// are not counted, exclusive holders do not exclude each other). It is only selectable as
+// `--locks broken`, whose one use is to show that the harness detects a lock like it.
+unsafe impl RawLwLock for BrokenLock {
+    const NAME: &'static str = "broken";
+    fn with_tranche(tranche: Tranche) -> Self {
+        BrokenLock(RawAtomicLwLock::with_tranche(tranche))
+    }
+    fn acquire(&self, mode: Mode) -> bool {
+        match mode {
+            Mode::Shared => true,
+            Mode::Exclusive => self.0.acquire(Mode::Shared),
+        }
+    }
+    fn conditional_acquire(&self, mode: Mode) -> bool {
+        match mode {
+            Mode::Shared => true,
+            Mode::Exclusive => self.0.conditional_acquire(Mode::Shared),
+        }
+    }
+    fn acquire_or_wait(&self, mode: Mode) -> lwlock::AcquireOrWait {
+        self.acquire(mode);
+        lwlock::AcquireOrWait::Acquired
+    }
+    unsafe fn release(&self, mode: Mode) {
+        if mode == Mode::Exclusive {
+            // SAFETY: an exclusive "hold" of this lock is a shared hold of the inner one.
+            unsafe { self.0.release(Mode::Shared) }
+        }
+    }
+    fn is_locked(&self) -> bool {
+        self.0.is_locked()
+    }
+    fn is_locked_exclusive(&self) -> bool {
+        self.0.is_locked_exclusive()
+    }
+    fn tranche(&self) -> Tranche {
+        self.0.tranche()
+    }
 }
 
 /// `std::sync::RwLock` at closure level (std has no raw lock interface).
@@ -212,6 +272,8 @@ pub enum Applies {
     All,
     /// Only the CLOG workloads (`clog`, `pgbench-write`).
     Clog,
+    /// Every workload, but only when named (never part of `all` or `default`).
+    Explicit,
 }
 
 macro_rules! registry {
@@ -267,6 +329,8 @@ registry! {
         "std::sync::RwLock (baseline)";
     ParkingLot => "parking-lot", RawFamily<lwlock::ParkingLotLwLock>, project: false,
         applies: All, "parking_lot::RwLock (baseline)";
+    Broken => "broken", RawFamily<BrokenLock>, project: false, applies: Explicit,
+        "self-test: shared takes nothing, exclusive takes shared; the checks must fail";
 }
 
 /// Generic code to run for one lock family (see [`LockKind::dispatch`]).
@@ -286,9 +350,14 @@ impl LockKind {
     /// Whether `--locks all` includes this lock for `workload`.
     pub fn applies_to(self, workload: crate::workload::Workload) -> bool {
         match self.applies() {
-            Applies::All => true,
+            Applies::All | Applies::Explicit => true,
             Applies::Clog => workload.uses_clog(),
         }
+    }
+
+    /// Whether `--locks all` may select this lock (the self-test lock only runs when named).
+    pub fn in_all(self) -> bool {
+        self.applies() != Applies::Explicit
     }
 
     /// The locks of the default suite: every project lock plus parking_lot.
@@ -330,7 +399,7 @@ mod tests {
 
     #[test]
     fn every_lock_runs_and_survives_a_panic() {
-        for k in LockKind::ALL {
+        for k in LockKind::ALL.iter().filter(|k| k.in_all()) {
             assert_eq!(k.dispatch(Exercise), 11, "{}", k.name());
             assert_eq!(LockKind::from_name(k.name()), Some(*k));
         }

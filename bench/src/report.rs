@@ -1,15 +1,11 @@
-//! Output files: `results.csv`, `points.csv`, `waits.csv`, `meta.json`, `summary.md` and one SVG
-//! per workload.
+//! Output files: `results.csv`, `points.csv`, `waits.csv` and their rows; `summary.md`, the SVGs
+//! and the stdout tables are drawn from [`PointRow`]s in [`crate::figures`].
 
-use crate::locks::LockKind;
+use crate::locks::{LockCounters, LockKind};
 use crate::runner::{self, TrialResult};
-use crate::snapshot::{Layout, Strategy};
 use crate::workload::Workload;
-use plotters::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
-use std::path::Path;
 
 /// The proc-array layout and snapshot strategy of a point; empty where they do not apply.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -50,18 +46,32 @@ pub struct ResultRow {
     pub procs: usize,
     /// Trial number (1-based).
     pub trial: u32,
-    /// Measured wall time, s.
+    /// The measurement window, s: from the start gate to the stop signal. `ops`, `txns` and
+    /// the rates count the work done in it.
     pub duration_s: f64,
-    /// Lock operations.
+    /// The trial length asked for, s (the window is longer when the stop signal came late).
+    pub requested_s: f64,
+    /// From the stop signal until the last worker stopped, s (not part of any rate).
+    pub tail_s: f64,
+    /// Lock operations in the window.
     pub ops: u64,
-    /// Transactions.
+    /// Transactions in the window.
     pub txns: u64,
+    /// Lock operations including the tail.
+    pub ops_total: u64,
     /// Lock operations per second.
     pub ops_per_sec: f64,
     /// Transactions per second.
     pub txn_per_sec: f64,
     /// Jain's fairness index over per-thread transactions.
     pub jain: f64,
+    /// Context switches per worker: the scheduler slices behind the Jain index. With more
+    /// threads than cores and fewer than [`FAIR_MIN_SLICES`] per thread, Jain measures slice
+    /// luck rather than the lock (see `fair_short`).
+    pub cs_per_thread: f64,
+    /// Whether this trial was too short for its Jain index to mean anything (more threads than
+    /// cores and fewer than [`FAIR_MIN_SLICES`] context switches per thread).
+    pub fair_short: bool,
     /// Sampled operations timed (both modes).
     pub timed_ops: u64,
     /// Shared waits, ns.
@@ -80,20 +90,43 @@ pub struct ResultRow {
     pub excl_wait_p999_ns: Option<u64>,
     /// Exclusive (or group) waits, ns.
     pub excl_wait_max_ns: Option<u64>,
-    /// Context switches of the workers.
-    pub ctx_switches: u64,
+    /// CLOG-lock (XactSLRU) exclusive or group waits, ns (pgbench-write takes both locks).
+    pub clog_wait_p50_ns: Option<u64>,
+    /// CLOG-lock waits, ns.
+    pub clog_wait_p99_ns: Option<u64>,
+    /// CLOG-lock waits, ns.
+    pub clog_wait_p999_ns: Option<u64>,
+    /// CLOG-lock waits, ns.
+    pub clog_wait_max_ns: Option<u64>,
+    /// The cost of an empty timed interval (two back-to-back clock reads), ns: a wait
+    /// percentile near it is timer overhead, not waiting.
+    pub timer_floor_ns: f64,
+    /// Worker threads whose perf counters all opened. Every counter column below is a total
+    /// over all `threads` workers or empty: a counter that some worker could not open (out of
+    /// file descriptors, say) is never summed over the others.
+    pub counters_threads: u32,
+    /// Context switches of the workers (all from one source, `ctx_switch_source`).
+    pub ctx_switches: Option<u64>,
+    /// `perf-event` (kernel counting in every worker) or `getrusage` (every worker's
+    /// `RUSAGE_THREAD`, when perf events were denied or missing in some worker); never mixed.
+    pub ctx_switch_source: &'static str,
     /// CPU migrations of the workers.
     pub cpu_migrations: Option<u64>,
     /// Workers' task clock, ms.
     pub task_clock_ms: Option<f64>,
-    /// Hardware cache misses.
+    /// Hardware cache misses (scaled for multiplexing, see `hw_counted_pct`).
     pub cache_misses: Option<u64>,
-    /// LLC read misses.
+    /// LLC read misses (scaled).
     pub llc_misses: Option<u64>,
-    /// Cycles.
+    /// Cycles (scaled).
     pub cycles: Option<u64>,
-    /// Instructions.
+    /// Instructions (scaled).
     pub instructions: Option<u64>,
+    /// The lowest share of its enabled time that a worker's hardware counter group (cycles,
+    /// instructions, cache and LLC misses) was on the PMU, percent: 100 = counted throughout;
+    /// below 100 the kernel multiplexed the PMU and the four counts are estimates scaled by
+    /// enabled / running, as `perf stat` does. Empty without hardware counts.
+    pub hw_counted_pct: Option<f64>,
     /// Semaphore sleeps (`stats`).
     pub blocks: Option<u64>,
     /// Spin-delay sleeps (`stats`).
@@ -108,11 +141,24 @@ pub struct ResultRow {
     pub max_group_size: Option<u64>,
     /// Wait-event samples taken of the workers.
     pub wait_samples: u64,
+    /// Sampling passes of the wait-event sampler (0 with `--sample-interval off`).
+    pub sampler_passes: u64,
+    /// The sampler's time spent sampling, as a percent of one core over the window (its own
+    /// overhead; it competes with the workers for the cores).
+    pub sampler_cpu_pct: f64,
+    /// The shared `spins_per_delay` estimate after the trial (reset to the default at the start
+    /// of every point).
+    pub spins_per_delay: u32,
     /// Percent of snapshots that took the strategy's fast path (reused, validated, copied).
     pub snapshot_fast_pct: Option<f64>,
     /// Whether the point this trial belongs to is bimodal.
     pub bimodal: bool,
 }
+
+/// Scheduler slices (context switches) per thread below which, with more threads than cores,
+/// Jain's index is dominated by time-slice luck: with n slices per thread the per-thread work
+/// varies by about 1/√n, so noise alone pulls Jain down to about n/(n+1) (0.95 at 20).
+pub const FAIR_MIN_SLICES: f64 = 20.0;
 
 fn quantile(h: &hdrhistogram::Histogram<u64>, q: f64) -> Option<u64> {
     (!h.is_empty()).then(|| h.value_at_quantile(q))
@@ -131,7 +177,12 @@ impl ResultRow {
         r: &TrialResult,
         bimodal: bool,
     ) -> Self {
-        let (s, x) = (&r.shared_wait, &r.excl_wait);
+        let (s, x, c) = (&r.shared_wait, &r.excl_wait, &r.clog_wait);
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let pc = &r.counters;
+        let (ctx_switches, ctx_source) = pc.ctx_switches();
+        let cs_per_thread = ctx_switches.unwrap_or(0) as f64 / threads.max(1) as f64;
+        let window = r.elapsed.as_secs_f64();
         ResultRow {
             workload: workload.name(),
             lock: lock.name(),
@@ -140,13 +191,18 @@ impl ResultRow {
             threads,
             procs,
             trial,
-            duration_s: r.elapsed.as_secs_f64(),
+            duration_s: window,
+            requested_s: r.requested.as_secs_f64(),
+            tail_s: r.tail.as_secs_f64(),
             ops: r.ops,
             txns: r.txns,
+            ops_total: r.ops_total,
             ops_per_sec: r.ops_per_sec().round(),
             txn_per_sec: r.txn_per_sec().round(),
             jain: (runner::jain(&r.per_thread) * 10_000.0).round() / 10_000.0,
-            timed_ops: s.len() + x.len(),
+            cs_per_thread: (cs_per_thread * 10.0).round() / 10.0,
+            fair_short: threads > cores && cs_per_thread < FAIR_MIN_SLICES,
+            timed_ops: s.len() + x.len() + c.len(),
             shared_wait_p50_ns: quantile(s, 0.5),
             shared_wait_p99_ns: quantile(s, 0.99),
             shared_wait_p999_ns: quantile(s, 0.999),
@@ -155,16 +211,23 @@ impl ResultRow {
             excl_wait_p99_ns: quantile(x, 0.99),
             excl_wait_p999_ns: quantile(x, 0.999),
             excl_wait_max_ns: (!x.is_empty()).then(|| x.max()),
-            ctx_switches: r.counters.ctx_switches,
-            cpu_migrations: r.counters.cpu_migrations,
-            task_clock_ms: r
-                .counters
-                .task_clock_ns
+            clog_wait_p50_ns: quantile(c, 0.5),
+            clog_wait_p99_ns: quantile(c, 0.99),
+            clog_wait_p999_ns: quantile(c, 0.999),
+            clog_wait_max_ns: (!c.is_empty()).then(|| c.max()),
+            timer_floor_ns: (crate::clock::floor_ns() * 10.0).round() / 10.0,
+            counters_threads: r.counters.complete_threads,
+            ctx_switches,
+            ctx_switch_source: ctx_source.name(),
+            cpu_migrations: pc.total(pc.cpu_migrations),
+            task_clock_ms: pc
+                .total(pc.task_clock_ns)
                 .map(|n| (n as f64 / 1e3).round() / 1e3),
-            cache_misses: r.counters.cache_misses,
-            llc_misses: r.counters.llc_misses,
-            cycles: r.counters.cycles,
-            instructions: r.counters.instructions,
+            cache_misses: pc.total(pc.cache_misses),
+            llc_misses: pc.total(pc.llc_misses),
+            cycles: pc.total(pc.cycles),
+            instructions: pc.total(pc.instructions),
+            hw_counted_pct: pc.hw_running_share().map(|s| (s * 1000.0).round() / 10.0),
             blocks: r.lock.blocks,
             spin_delays: r.lock.spin_delays,
             excl_acquires: r.lock.excl_acquires,
@@ -172,6 +235,13 @@ impl ResultRow {
             mean_group_size: r.lock.mean_group_size.map(|m| (m * 100.0).round() / 100.0),
             max_group_size: r.lock.max_group_size,
             wait_samples: r.waits.values().sum(),
+            sampler_passes: r.sampler.passes,
+            sampler_cpu_pct: if window > 0.0 {
+                (r.sampler.busy.as_secs_f64() / window * 1000.0).round() / 10.0
+            } else {
+                0.0
+            },
+            spins_per_delay: r.spins_per_delay,
             snapshot_fast_pct: r.snapshot_fast_pct(),
             bimodal,
         }
@@ -235,6 +305,10 @@ impl WaitRow {
 }
 
 /// One point (workload × lock × threads) over its trials: a row of `points.csv`.
+///
+/// Every figure is computed from the per-trial values exactly as `results.csv` writes them
+/// (rates rounded to whole numbers), so a median or a min/max here, in `summary.md`, on stdout
+/// and in the SVGs is the one a reader recomputes from `results.csv`.
 #[derive(Clone, Debug, Serialize)]
 pub struct PointRow {
     /// Workload name.
@@ -249,24 +323,94 @@ pub struct PointRow {
     pub threads: usize,
     /// Trials.
     pub trials: usize,
-    /// Median ops/s.
-    pub median_ops_per_sec: f64,
-    /// Slowest trial.
-    pub min_ops_per_sec: f64,
-    /// Fastest trial.
-    pub max_ops_per_sec: f64,
-    /// Median transactions/s.
+    /// Median transactions/s (TPS). For `null` and `null-x` a transaction is one lock
+    /// operation, so this equals the lock operations/s.
     pub median_txn_per_sec: f64,
+    /// Slowest trial's TPS.
+    pub min_txn_per_sec: f64,
+    /// Fastest trial's TPS.
+    pub max_txn_per_sec: f64,
+    /// Average latency per transaction at the median TPS, µs: threads / TPS (pgbench's
+    /// "latency average" without think time).
+    pub latency_avg_us: f64,
+    /// The same at the fastest trial (threads / max TPS).
+    pub min_latency_us: f64,
+    /// The same at the slowest trial (threads / min TPS).
+    pub max_latency_us: f64,
+    /// Median lock operations/s.
+    pub median_ops_per_sec: f64,
+    /// Slowest trial's lock operations/s.
+    pub min_ops_per_sec: f64,
+    /// Fastest trial's lock operations/s.
+    pub max_ops_per_sec: f64,
     /// Median Jain index.
     pub median_jain: f64,
-    /// Any trial below half the median.
+    /// Any trial below half the median (lock operations/s).
     pub bimodal: bool,
+    /// Median over the trials of each trial's shared-wait p50, ns (trials that timed none
+    /// left out).
+    pub shared_wait_p50_ns: Option<f64>,
+    /// Median of the trials' shared-wait p99, ns.
+    pub shared_wait_p99_ns: Option<f64>,
+    /// Median of the trials' exclusive (or group) wait p50, ns (CLOG lock excluded).
+    pub excl_wait_p50_ns: Option<f64>,
+    /// Median of the trials' exclusive-wait p99, ns.
+    pub excl_wait_p99_ns: Option<f64>,
+    /// Median of the trials' CLOG-lock wait p50, ns.
+    pub clog_wait_p50_ns: Option<f64>,
+    /// Median of the trials' CLOG-lock wait p99, ns.
+    pub clog_wait_p99_ns: Option<f64>,
+    /// Trials whose perf counters covered every worker (`counters_threads == threads`).
+    pub counters_complete_trials: usize,
+    /// Median semaphore sleeps per trial (`stats`).
+    pub blocks: Option<f64>,
+    /// Median spin-delay sleeps per trial (`stats`).
+    pub spin_delays: Option<f64>,
+    /// Median exclusive acquisitions per trial (`stats`, or the group lock's count).
+    pub excl_acquires: Option<f64>,
+    /// Median groups per trial (group locks, `stats`).
+    pub groups: Option<f64>,
+    /// Median of the trials' mean group size.
+    pub mean_group_size: Option<f64>,
+    /// Largest group of any trial.
+    pub max_group_size: Option<u64>,
     /// Top wait event over all trials (by samples), `(running)` excluded.
     pub top_wait_event: String,
     /// Its share of the workers' samples.
     pub top_wait_share: f64,
     /// Median percent of snapshots that took the strategy's fast path.
     pub snapshot_fast_pct: Option<f64>,
+    /// Median context switches per worker (scheduler slices behind the Jain index).
+    pub median_cs_per_thread: f64,
+    /// Whether any trial was too short for Jain to mean anything (see `ResultRow::fair_short`).
+    pub fair_short: bool,
+    /// Whether the lock publishes wait events (the project's locks do; std and parking_lot do
+    /// not, so "no wait sampled" means "not instrumented" for them).
+    pub instrumented: bool,
+    /// Median of the sampler's own CPU time over the window, percent of one core.
+    pub sampler_cpu_pct: f64,
+}
+
+/// The median of the values present, `None` when there are none.
+fn median_of(xs: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    let v: Vec<f64> = xs.flatten().collect();
+    (!v.is_empty()).then(|| runner::median(&v))
+}
+
+fn min_max(xs: &[f64]) -> (f64, f64) {
+    (
+        xs.iter().copied().fold(f64::INFINITY, f64::min),
+        xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    )
+}
+
+/// `threads / tps` in µs, to 0.1 ns; 0 for a point that did no transaction.
+fn latency_us(threads: usize, tps: f64) -> f64 {
+    if tps > 0.0 {
+        (threads as f64 / tps * 1e10).round() / 1e4
+    } else {
+        0.0
+    }
 }
 
 impl PointRow {
@@ -278,9 +422,26 @@ impl PointRow {
         threads: usize,
         trials: &[TrialResult],
     ) -> Self {
-        let ops: Vec<f64> = trials.iter().map(|t| t.ops_per_sec()).collect();
-        let txn: Vec<f64> = trials.iter().map(|t| t.txn_per_sec()).collect();
+        // The per-trial rates exactly as results.csv has them.
+        let ops: Vec<f64> = trials.iter().map(|t| t.ops_per_sec().round()).collect();
+        let txn: Vec<f64> = trials.iter().map(|t| t.txn_per_sec().round()).collect();
         let jain: Vec<f64> = trials.iter().map(|t| runner::jain(&t.per_thread)).collect();
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cs: Vec<f64> = trials
+            .iter()
+            .map(|t| t.counters.ctx_switches().0.unwrap_or(0) as f64 / threads.max(1) as f64)
+            .collect();
+        let sampler: Vec<f64> = trials
+            .iter()
+            .map(|t| {
+                let w = t.elapsed.as_secs_f64();
+                if w > 0.0 {
+                    t.sampler.busy.as_secs_f64() / w * 100.0
+                } else {
+                    0.0
+                }
+            })
+            .collect();
         let mut waits: BTreeMap<&str, u64> = BTreeMap::new();
         for t in trials {
             for (k, v) in &t.waits {
@@ -296,6 +457,16 @@ impl PointRow {
             .iter()
             .filter_map(|t| t.snapshot_fast_pct())
             .collect();
+        let q = |h: fn(&TrialResult) -> &hdrhistogram::Histogram<u64>, p: f64| {
+            median_of(trials.iter().map(|t| quantile(h(t), p).map(|v| v as f64)))
+                .map(|m| (m * 10.0).round() / 10.0)
+        };
+        let stat = |f: fn(&LockCounters) -> Option<u64>| {
+            median_of(trials.iter().map(|t| f(&t.lock).map(|v| v as f64)))
+        };
+        let (min_txn, max_txn) = min_max(&txn);
+        let (min_ops, max_ops) = min_max(&ops);
+        let median_txn = runner::median(&txn).round();
         PointRow {
             workload: workload.name(),
             lock: lock.name(),
@@ -303,339 +474,51 @@ impl PointRow {
             snapshot: variant.snapshot,
             threads,
             trials: trials.len(),
+            median_txn_per_sec: median_txn,
+            min_txn_per_sec: min_txn,
+            max_txn_per_sec: max_txn,
+            latency_avg_us: latency_us(threads, median_txn),
+            min_latency_us: latency_us(threads, max_txn),
+            max_latency_us: latency_us(threads, min_txn),
             median_ops_per_sec: runner::median(&ops).round(),
-            min_ops_per_sec: ops.iter().copied().fold(f64::INFINITY, f64::min).round(),
-            max_ops_per_sec: ops.iter().copied().fold(0.0, f64::max).round(),
-            median_txn_per_sec: runner::median(&txn).round(),
+            min_ops_per_sec: min_ops,
+            max_ops_per_sec: max_ops,
             median_jain: (runner::median(&jain) * 1e4).round() / 1e4,
-            bimodal: runner::bimodal(&ops),
+            bimodal: runner::bimodal(&txn),
+            shared_wait_p50_ns: q(|t| &t.shared_wait, 0.5),
+            shared_wait_p99_ns: q(|t| &t.shared_wait, 0.99),
+            excl_wait_p50_ns: q(|t| &t.excl_wait, 0.5),
+            excl_wait_p99_ns: q(|t| &t.excl_wait, 0.99),
+            clog_wait_p50_ns: q(|t| &t.clog_wait, 0.5),
+            clog_wait_p99_ns: q(|t| &t.clog_wait, 0.99),
+            counters_complete_trials: trials
+                .iter()
+                .filter(|t| t.counters.complete_threads as usize == threads)
+                .count(),
+            blocks: stat(|l| l.blocks),
+            spin_delays: stat(|l| l.spin_delays),
+            excl_acquires: stat(|l| l.excl_acquires),
+            groups: stat(|l| l.groups),
+            mean_group_size: median_of(trials.iter().map(|t| t.lock.mean_group_size))
+                .map(|m| (m * 100.0).round() / 100.0),
+            max_group_size: trials.iter().filter_map(|t| t.lock.max_group_size).max(),
             top_wait_event: top.map(|(k, _)| k.to_string()).unwrap_or_default(),
             top_wait_share: match top {
                 Some((_, v)) if total > 0 => (*v as f64 / total as f64 * 1e3).round() / 1e3,
                 _ => 0.0,
             },
             snapshot_fast_pct: (!fast.is_empty()).then(|| runner::median(&fast)),
+            median_cs_per_thread: (runner::median(&cs) * 10.0).round() / 10.0,
+            fair_short: threads > cores && runner::median(&cs) < FAIR_MIN_SLICES,
+            instrumented: lock.is_project() || lock == LockKind::Broken,
+            sampler_cpu_pct: (runner::median(&sampler) * 10.0).round() / 10.0,
         }
     }
-}
 
-impl PointRow {
     /// The series this point belongs to: lock, layout, strategy.
-    fn series_key(&self) -> (&'static str, &'static str, &'static str) {
+    pub fn series_key(&self) -> (&'static str, &'static str, &'static str) {
         (self.lock, self.layout, self.snapshot)
     }
 }
 
-/// The series (lines of a plot, columns of a table) among `pts`, in registry order, then
-/// layout and strategy order, each with its label: the lock name, followed by the layout and
-/// strategy when the workload was run with more than one of them.
-fn series(pts: &[&PointRow]) -> Vec<((&'static str, &'static str, &'static str), String)> {
-    let mut keys: Vec<(&str, &str, &str)> = Vec::new();
-    for p in pts {
-        if !keys.contains(&p.series_key()) {
-            keys.push(p.series_key());
-        }
-    }
-    let rank = |k: &(&str, &str, &str)| {
-        let l = LockKind::ALL
-            .iter()
-            .position(|x| x.name() == k.0)
-            .unwrap_or(usize::MAX);
-        let y = Layout::ALL
-            .iter()
-            .position(|x| x.name() == k.1)
-            .unwrap_or(0);
-        let s = Strategy::ALL
-            .iter()
-            .position(|x| x.name() == k.2)
-            .unwrap_or(0);
-        (l, y, s)
-    };
-    keys.sort_by_key(rank);
-    let many_layouts = keys.iter().any(|k| k.1 != keys[0].1);
-    let many_snapshots = keys.iter().any(|k| k.2 != keys[0].2);
-    keys.into_iter()
-        .map(|k| {
-            let v = Variant {
-                layout: if many_layouts { k.1 } else { "" },
-                snapshot: if many_snapshots { k.2 } else { "" },
-            };
-            let label = match v.label() {
-                l if l.is_empty() => k.0.to_string(),
-                l => format!("{} {l}", k.0),
-            };
-            (k, label)
-        })
-        .collect()
-}
-
-/// `12,345,678`.
-pub fn thousands(x: f64) -> String {
-    let s = format!("{:.0}", x.max(0.0));
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// The pgbench-style table of one workload: rows = threads, columns = locks, median ops/s,
-/// `*` after a bimodal point. Markdown when `md`, aligned text otherwise.
-pub fn table(workload: Workload, points: &[PointRow], md: bool) -> String {
-    let pts: Vec<&PointRow> = points
-        .iter()
-        .filter(|p| p.workload == workload.name())
-        .collect();
-    let cols = series(&pts);
-    let locks: Vec<&str> = cols.iter().map(|(_, l)| l.as_str()).collect();
-    let mut threads: Vec<usize> = pts.iter().map(|p| p.threads).collect();
-    threads.sort_unstable();
-    threads.dedup();
-    let cell = |t: usize, l: &str| -> String {
-        let key = cols.iter().find(|(_, label)| label == l).map(|(k, _)| *k);
-        pts.iter()
-            .find(|p| p.threads == t && Some(p.series_key()) == key)
-            .map(|p| {
-                format!(
-                    "{}{}",
-                    thousands(p.median_ops_per_sec),
-                    if p.bimodal { "*" } else { "" }
-                )
-            })
-            .unwrap_or_else(|| "-".into())
-    };
-    let mut s = String::new();
-    if md {
-        let _ = writeln!(s, "| threads | {} |", locks.join(" | "));
-        let _ = writeln!(s, "|---:|{}", "---:|".repeat(locks.len()));
-        for &t in &threads {
-            let cells: Vec<String> = locks.iter().map(|l| cell(t, l)).collect();
-            let _ = writeln!(s, "| {t} | {} |", cells.join(" | "));
-        }
-    } else {
-        let w = locks.iter().map(|l| l.len()).max().unwrap_or(0).max(13) + 2;
-        let _ = write!(s, "{:>7}", "threads");
-        for l in &locks {
-            let _ = write!(s, "{l:>w$}");
-        }
-        s.push('\n');
-        for &t in &threads {
-            let _ = write!(s, "{t:>7}");
-            for l in &locks {
-                let _ = write!(s, "{:>w$}", cell(t, l));
-            }
-            s.push('\n');
-        }
-    }
-    s
-}
-
-/// Throughput vs threads (log₂ x axis), one line per lock; bimodal points ringed in red.
-pub fn plot(path: &Path, workload: Workload, points: &[PointRow]) -> Result<(), String> {
-    let pts: Vec<&PointRow> = points
-        .iter()
-        .filter(|p| p.workload == workload.name())
-        .collect();
-    if pts.is_empty() {
-        return Ok(());
-    }
-    let tmax = pts.iter().map(|p| p.threads).max().unwrap_or(1).max(2) as f64;
-    let ymax = pts
-        .iter()
-        .map(|p| p.max_ops_per_sec)
-        .fold(0.0, f64::max)
-        .max(1.0)
-        / 1e6
-        * 1.1;
-    let root = SVGBackend::new(path, (900, 540)).into_drawing_area();
-    let e = |e: &dyn std::fmt::Display| format!("plot {}: {e}", path.display());
-    root.fill(&WHITE).map_err(|x| e(&x))?;
-    let mut ch = ChartBuilder::on(&root)
-        .caption(
-            format!(
-                "{}: throughput vs threads (median of trials)",
-                workload.name()
-            ),
-            ("sans-serif", 22),
-        )
-        .margin(12)
-        .x_label_area_size(45)
-        .y_label_area_size(70)
-        .build_cartesian_2d((1f64..tmax).log_scale().base(2.0), 0f64..ymax)
-        .map_err(|x| e(&x))?;
-    ch.configure_mesh()
-        .x_desc("threads")
-        .y_desc("million lock operations / s")
-        .x_label_formatter(&|x| format!("{}", x.round()))
-        .draw()
-        .map_err(|x| e(&x))?;
-    for (i, (key, label)) in series(&pts).into_iter().enumerate() {
-        let mut line: Vec<&&PointRow> = pts.iter().filter(|p| p.series_key() == key).collect();
-        if line.is_empty() {
-            continue;
-        }
-        line.sort_by_key(|p| p.threads);
-        let color = Palette99::pick(i).to_rgba();
-        let xy: Vec<(f64, f64)> = line
-            .iter()
-            .map(|p| (p.threads as f64, p.median_ops_per_sec / 1e6))
-            .collect();
-        ch.draw_series(LineSeries::new(xy.clone(), color.stroke_width(2)))
-            .map_err(|x| e(&x))?
-            .label(label)
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
-        ch.draw_series(
-            xy.iter()
-                .map(|&(x, y)| Circle::new((x, y), 3, color.filled())),
-        )
-        .map_err(|x| e(&x))?;
-        ch.draw_series(line.iter().filter(|p| p.bimodal).map(|p| {
-            Circle::new(
-                (p.threads as f64, p.median_ops_per_sec / 1e6),
-                7,
-                RED.stroke_width(2),
-            )
-        }))
-        .map_err(|x| e(&x))?;
-    }
-    ch.configure_series_labels()
-        .border_style(BLACK)
-        .background_style(WHITE.mix(0.85))
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()
-        .map_err(|x| e(&x))?;
-    root.present().map_err(|x| e(&x))?;
-    Ok(())
-}
-
-/// `summary.md`: settings, then per workload the table, the wait-event profile at the highest
-/// thread count and a pointer to the plot.
-pub fn summary_md(meta: &serde_json::Value, workloads: &[Workload], points: &[PointRow]) -> String {
-    let mut s = String::from("# lwbench results\n\n");
-    let g = |k: &str| meta.get(k).map(|v| v.to_string()).unwrap_or_default();
-    let _ = writeln!(
-        s,
-        "Command: `{}`  \nCPU: {} ({} cores); PMU available: {}; rustc: {}; commit: {}\n",
-        meta["command_line"]
-            .as_array()
-            .map(|a| a
-                .iter()
-                .filter_map(|v| v.as_str())
-                .collect::<Vec<_>>()
-                .join(" "))
-            .unwrap_or_default(),
-        meta["cpu_model"].as_str().unwrap_or("?"),
-        g("cores"),
-        g("pmu_available"),
-        meta["rustc"].as_str().unwrap_or("?"),
-        meta["git_commit"].as_str().unwrap_or("?"),
-    );
-    s.push_str(
-        "Cells are the median lock operations per second over the trials; `*` marks a bimodal \
-         point (some trial ran below half the median). Per-trial figures are in `results.csv`, \
-         min/max per point in `points.csv`, wait-event samples in `waits.csv`.\n\n",
-    );
-    for &w in workloads {
-        let _ = writeln!(s, "## {}\n\n{}\n", w.name(), w.description());
-        s.push_str(&table(w, points, true));
-        let pts: Vec<&PointRow> = points.iter().filter(|p| p.workload == w.name()).collect();
-        if let Some(tmax) = pts.iter().map(|p| p.threads).max() {
-            let _ = writeln!(s, "\nTop sampled wait event at {tmax} threads:\n");
-            for p in pts.iter().filter(|p| p.threads == tmax) {
-                let ev = if p.top_wait_event.is_empty() {
-                    "none"
-                } else {
-                    &p.top_wait_event
-                };
-                let variant = Variant {
-                    layout: p.layout,
-                    snapshot: p.snapshot,
-                }
-                .label();
-                let _ = writeln!(
-                    s,
-                    "- {}{}: {} ({:.1} % of samples), Jain {:.3}{}",
-                    p.lock,
-                    if variant.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" {variant}")
-                    },
-                    ev,
-                    p.top_wait_share * 100.0,
-                    p.median_jain,
-                    p.snapshot_fast_pct
-                        .map(|f| format!(", {f:.1} % of snapshots on the fast path"))
-                        .unwrap_or_default()
-                );
-            }
-        }
-        let _ = writeln!(s, "\n![{0}]({0}.svg)\n", w.name());
-    }
-    s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn pt(lock: &'static str, threads: usize, m: f64, bimodal: bool) -> PointRow {
-        PointRow {
-            workload: "snapshot",
-            lock,
-            layout: "dense",
-            snapshot: "scan",
-            threads,
-            trials: 3,
-            median_ops_per_sec: m,
-            min_ops_per_sec: m / 2.0,
-            max_ops_per_sec: m * 1.1,
-            median_txn_per_sec: m,
-            median_jain: 1.0,
-            bimodal,
-            top_wait_event: String::new(),
-            top_wait_share: 0.0,
-            snapshot_fast_pct: None,
-        }
-    }
-
-    #[test]
-    fn thousands_separators() {
-        assert_eq!(thousands(0.0), "0");
-        assert_eq!(thousands(999.0), "999");
-        assert_eq!(thousands(1234567.4), "1,234,567");
-    }
-
-    #[test]
-    fn table_marks_bimodal_and_orders_columns() {
-        let pts = vec![
-            pt("atomic", 1, 1000.0, false),
-            pt("classic", 1, 2000.0, false),
-            pt("atomic", 4, 500.0, true),
-        ];
-        let t = table(Workload::Snapshot, &pts, false);
-        let lines: Vec<&str> = t.lines().collect();
-        assert!(lines[0].find("classic").unwrap() < lines[0].find("atomic").unwrap());
-        assert!(lines[2].contains("500*"), "{t}");
-        assert!(lines[2].contains('-'));
-        let md = table(Workload::Snapshot, &pts, true);
-        assert!(md.starts_with("| threads | classic | atomic |"));
-    }
-
-    #[test]
-    fn svg_is_written() {
-        let dir = std::env::temp_dir().join(format!("lwbench-plot-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("snapshot.svg");
-        let pts = vec![pt("atomic", 1, 1e6, false), pt("atomic", 64, 2e6, true)];
-        plot(&p, Workload::Snapshot, &pts).unwrap();
-        let svg = std::fs::read_to_string(&p).unwrap();
-        assert!(svg.contains("<svg") && svg.contains("atomic"));
-        std::fs::remove_dir_all(&dir).ok();
-    }
-}
+pub use crate::figures::{plot, summary_md, table, thousands};

@@ -55,6 +55,8 @@ impl XidGen {
 #[derive(Debug)]
 pub struct Clog {
     pages: Vec<Box<[u8; CLOG_PAGE_BYTES]>>,
+    /// The CLOG page number each ring slot currently holds (`u64::MAX`: none yet).
+    holds: Vec<u64>,
     /// Status updates applied (checked against the operations counted by the workers).
     pub updates: u64,
 }
@@ -66,6 +68,7 @@ impl Clog {
             pages: (0..pages)
                 .map(|_| Box::new([0u8; CLOG_PAGE_BYTES]))
                 .collect(),
+            holds: vec![u64::MAX; pages],
             updates: 0,
         }
     }
@@ -76,16 +79,34 @@ impl Clog {
         (xid / CLOG_XACTS_PER_PAGE) as u64
     }
 
-    /// `TransactionIdSetStatusBit` (call under the exclusive lock). When the ring wraps onto a
-    /// page, that page is zeroed first (`ZeroCLOGPage`).
+    /// `ExtendCLOG` (call under the exclusive lock when xid is assigned): the first xid of a
+    /// page makes its ring slot hold that page, zeroed (`ZeroCLOGPage`). Zeroing at assignment,
+    /// not at the first commit, matters: commits arrive out of xid order, so zeroing when the
+    /// page's first xid *commits* could wipe statuses already set on it.
+    pub fn extend(&mut self, xid: u32) {
+        if xid % CLOG_XACTS_PER_PAGE == 0 {
+            self.take_slot(Self::page_of(xid));
+        }
+    }
+
+    fn take_slot(&mut self, page: u64) -> usize {
+        let n = self.pages.len();
+        let slot = page as usize % n;
+        if self.holds[slot] != page {
+            self.pages[slot].fill(0);
+            self.holds[slot] = page;
+        }
+        slot
+    }
+
+    /// `TransactionIdSetStatusBit` (call under the exclusive lock). A page not yet extended
+    /// (its first xid's assignment has not reached [`extend`](Self::extend) yet: the harness's
+    /// xid counter is an atomic, not a counter under XidGenLock) is extended here, once.
     #[inline]
     pub fn set_status(&mut self, xid: u32, status: u8) {
-        let n = self.pages.len();
-        let page = &mut self.pages[(Self::page_of(xid) as usize) % n];
+        let slot = self.take_slot(Self::page_of(xid));
+        let page = &mut self.pages[slot];
         let off = xid % CLOG_XACTS_PER_PAGE;
-        if off == 0 {
-            page.fill(0);
-        }
         let byte = &mut page[(off / 4) as usize];
         let shift = (off % 4) * 2;
         *byte = (*byte & !(0b11 << shift)) | ((status & 0b11) << shift);
@@ -95,7 +116,11 @@ impl Clog {
     /// `TransactionIdGetStatus`.
     pub fn status(&self, xid: u32) -> u8 {
         let n = self.pages.len();
-        let page = &self.pages[(Self::page_of(xid) as usize) % n];
+        let slot = (Self::page_of(xid) as usize) % n;
+        if self.holds[slot] != Self::page_of(xid) {
+            return 0; // not on a page the ring holds (never written, or wrapped over)
+        }
+        let page = &self.pages[slot];
         let off = xid % CLOG_XACTS_PER_PAGE;
         (page[(off / 4) as usize] >> ((off % 4) * 2)) & 0b11
     }
@@ -163,5 +188,30 @@ mod tests {
         c.set_status(2 * CLOG_XACTS_PER_PAGE, XACT_COMMITTED);
         assert_eq!(c.status(4), 0);
         assert_eq!(c.updates, 8);
+    }
+
+    /// Commits arrive out of xid order: the page's first xid committing after others on the
+    /// same page must not wipe them (it did when the page was zeroed at that commit).
+    #[test]
+    fn out_of_order_commit_of_a_pages_first_xid_keeps_earlier_statuses() {
+        let mut c = Clog::new(2);
+        let first = 2 * CLOG_XACTS_PER_PAGE; // wraps onto slot 0
+        c.extend(first);
+        c.set_status(first + 5, XACT_COMMITTED);
+        c.set_status(first, XACT_COMMITTED);
+        assert_eq!(c.status(first + 5), XACT_COMMITTED);
+        assert_eq!(c.status(first), XACT_COMMITTED);
+        // Without an extend (the assigning thread is late), the first commit on the new page
+        // takes the slot, once.
+        let next = 3 * CLOG_XACTS_PER_PAGE;
+        c.set_status(next + 7, XACT_COMMITTED);
+        c.set_status(next, XACT_COMMITTED);
+        c.extend(next); // late: must not zero again
+        assert_eq!(c.status(next + 7), XACT_COMMITTED);
+        assert_eq!(
+            c.status(first + 5),
+            XACT_COMMITTED,
+            "slot 0 still holds page 2"
+        );
     }
 }

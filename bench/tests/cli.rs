@@ -1,5 +1,6 @@
 //! Runs the built `bench` binary with tiny durations: the output files, the exit status of bad
-//! input, `meta.json`'s PMU record, and context switches at 64 threads.
+//! input, `meta.json`'s PMU record, context switches at 64 threads, that summary.md, stdout and
+//! the SVGs agree with results.csv, `--help`, and perf counters under a low `ulimit -n`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -8,8 +9,14 @@ use std::time::Duration;
 
 /// Runs `bench` with `args`, killing it (and failing) after two minutes.
 fn bench(args: &[&str]) -> Output {
-    let child = Command::new(env!("CARGO_BIN_EXE_bench"))
-        .args(args)
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bench"));
+    cmd.args(args);
+    run_watched(cmd, args)
+}
+
+/// Runs `cmd`, killing it (and failing) after two minutes.
+fn run_watched(mut cmd: Command, args: &[&str]) -> Output {
+    let child = cmd
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -312,5 +319,370 @@ fn layouts_and_strategies_are_swept_and_recorded() {
     assert!(clog[0][l].is_empty() && clog[0][s].is_empty());
     let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
     assert!(summary.contains("atomic padded/reuse"), "{summary}");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// The median as lwbench computes it (mean of the middle two for even counts).
+fn median_raw(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// The median of rates, rounded to a whole number as in points.csv.
+fn median(v: &[f64]) -> f64 {
+    median_raw(v).round()
+}
+
+fn num(s: &str) -> f64 {
+    s.trim()
+        .trim_end_matches('*')
+        .replace(',', "")
+        .parse()
+        .unwrap_or_else(|_| panic!("not a number: {s:?}"))
+}
+
+/// A summary.md cell `median (min–max)`, `*` allowed after the median.
+fn cell(s: &str) -> (f64, f64, f64) {
+    let (m, rest) = s.split_once(" (").unwrap_or_else(|| panic!("cell {s:?}"));
+    let (lo, hi) = rest.trim_end_matches(')').split_once('–').unwrap();
+    (num(m), num(lo), num(hi))
+}
+
+/// The markdown table that follows the first line starting with `heading` in `section`:
+/// lock → threads → cell.
+fn md_table(section: &str, heading: &str) -> (String, Vec<(String, usize, String)>) {
+    let start = section
+        .find(heading)
+        .unwrap_or_else(|| panic!("no {heading:?} in {section}"));
+    let text = &section[start..];
+    let title = text.lines().next().unwrap().to_string();
+    let mut lines = text.lines().skip_while(|l| !l.starts_with("| threads |"));
+    let header: Vec<String> = lines
+        .next()
+        .unwrap()
+        .trim_matches('|')
+        .split(" | ")
+        .map(|c| c.trim().to_string())
+        .collect();
+    let mut cells = Vec::new();
+    for l in lines.skip(1).take_while(|l| l.starts_with('|')) {
+        let row: Vec<&str> = l.trim_matches('|').split(" | ").map(str::trim).collect();
+        let t: usize = row[0].parse().unwrap();
+        for (lock, c) in header.iter().zip(&row).skip(1) {
+            cells.push((lock.clone(), t, c.to_string()));
+        }
+    }
+    (title, cells)
+}
+
+#[test]
+fn summary_stdout_and_svgs_agree_with_results_csv() {
+    let out = tmp("agree");
+    let o = bench(&[
+        "--workload",
+        "pgbench-write,end-xact",
+        "--locks",
+        "atomic,flex-leader",
+        "--threads",
+        "1,2,4",
+        "--trials",
+        "3",
+        "--duration",
+        "15ms",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap();
+    let cores = meta["cores"].as_u64().unwrap();
+    let (h, rows) = read_csv(&out.join("results.csv"));
+    let col = |n: &str| {
+        h.iter()
+            .position(|c| c == n)
+            .unwrap_or_else(|| panic!("no {n}"))
+    };
+    let (ph, prow) = read_csv(&out.join("points.csv"));
+    let pcol = |n: &str| {
+        ph.iter()
+            .position(|c| c == n)
+            .unwrap_or_else(|| panic!("no {n}"))
+    };
+    // One source of context switches per trial, and the counters covered every worker.
+    for r in &rows {
+        let src = &r[col("ctx_switch_source")];
+        assert!(src == "perf-event" || src == "getrusage", "{r:?}");
+        if meta["ctx_switch_source"] == "perf-event" {
+            assert_eq!(r[col("counters_threads")], r[col("threads")], "{r:?}");
+            assert_eq!(src, "perf-event");
+        }
+    }
+    // LWLOCK_STATS and group counters per point: a table of their own in a `stats` build only.
+    assert_eq!(
+        summary.contains("**Lock counters** per trial"),
+        cfg!(feature = "stats"),
+        "{summary}"
+    );
+    assert!(stdout.contains("TPS: median of 3 trials"), "{stdout}");
+    assert!(
+        stdout.contains("latency average per transaction"),
+        "{stdout}"
+    );
+    for w in ["pgbench-write", "end-xact"] {
+        let section = summary
+            .split(&format!("## {w}\n"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no section {w}"))
+            .split("\n## ")
+            .next()
+            .unwrap();
+        let (_, tps) = md_table(section, "**Transactions per second**");
+        let (lat_title, lat) = md_table(section, "**Latency average**");
+        let unit = ["ns", "µs", "ms"]
+            .into_iter()
+            .find(|u| lat_title.contains(&format!(", {u} =")))
+            .unwrap_or_else(|| panic!("no unit in {lat_title:?}"));
+        let per_us = match unit {
+            "ns" => 1e3,
+            "µs" => 1.0,
+            _ => 1e-3,
+        };
+        assert_eq!(tps.len(), 2 * 3, "{section}");
+        for (lock, t, c) in &tps {
+            let trials: Vec<&Vec<String>> = rows
+                .iter()
+                .filter(|r| {
+                    r[col("workload")] == w
+                        && r[col("lock")] == *lock
+                        && r[col("threads")] == t.to_string()
+                })
+                .collect();
+            assert_eq!(trials.len(), 3, "{w} {lock} x{t}");
+            let v: Vec<f64> = trials.iter().map(|r| num(&r[col("txn_per_sec")])).collect();
+            let (m, lo, hi) = cell(c);
+            assert_eq!(m, median(&v), "{w} {lock} x{t}: median of {v:?} vs {c}");
+            assert_eq!(lo, v.iter().copied().fold(f64::INFINITY, f64::min), "{c}");
+            assert_eq!(hi, v.iter().copied().fold(0.0, f64::max), "{c}");
+            // The same median on stdout and in points.csv.
+            let shown = c.split(" (").next().unwrap();
+            assert!(stdout.contains(shown), "stdout lacks {shown}: {stdout}");
+            let p = prow
+                .iter()
+                .find(|p| {
+                    p[pcol("workload")] == w
+                        && p[pcol("lock")] == *lock
+                        && p[pcol("threads")] == t.to_string()
+                })
+                .unwrap();
+            assert_eq!(num(&p[pcol("median_txn_per_sec")]), m);
+            // Median exclusive-wait p99 per point, over the trials that timed one.
+            let p99: Vec<f64> = trials
+                .iter()
+                .map(|r| &r[col("excl_wait_p99_ns")])
+                .filter(|c| !c.is_empty())
+                .map(|c| num(c))
+                .collect();
+            let got = &p[pcol("excl_wait_p99_ns")];
+            if p99.is_empty() {
+                assert!(got.is_empty());
+            } else {
+                assert_eq!(
+                    num(got),
+                    (median_raw(&p99) * 10.0).round() / 10.0,
+                    "{p99:?}"
+                );
+            }
+            // Latency average = threads / TPS, at the median, fastest and slowest trial.
+            let (lm, llo, lhi) = cell(
+                &lat.iter()
+                    .find(|(l, tt, _)| l == lock && tt == t)
+                    .unwrap()
+                    .2,
+            );
+            for (shown, tps) in [(lm, m), (llo, hi), (lhi, lo)] {
+                let want = *t as f64 / tps * 1e6 * per_us;
+                assert!(
+                    (shown - want).abs() <= want * 0.006,
+                    "{w} {lock} x{t}: latency {shown} {unit}, want {want}"
+                );
+            }
+        }
+        if w == "pgbench-write" {
+            // Three lock operations per transaction: the lock ops/s table is there too.
+            let (_, ops) = md_table(section, "**Lock operations per second**");
+            for (lock, t, c) in &ops {
+                let v: Vec<f64> = rows
+                    .iter()
+                    .filter(|r| {
+                        r[col("workload")] == w
+                            && r[col("lock")] == *lock
+                            && r[col("threads")] == t.to_string()
+                    })
+                    .map(|r| num(&r[col("ops_per_sec")]))
+                    .collect();
+                assert_eq!(cell(c).0, median(&v), "{c}");
+            }
+        }
+        assert!(section.contains("p50 / p99"), "{section}");
+        assert!(section.contains(&format!("]({w}.svg)")));
+        // The SVG: error bars (a vertical segment per point in the series' colour, thin) and the
+        // core-count mark.
+        let svg = std::fs::read_to_string(out.join(format!("{w}.svg"))).unwrap();
+        assert!(svg.contains("min–max of 3 trials"), "{w}.svg caption");
+        assert!(
+            svg.contains(&format!("{cores} cores")),
+            "{w}.svg has no core mark"
+        );
+        let vertical = |l: &&str| {
+            let pts: Vec<&str> = l
+                .split("points=\"")
+                .nth(1)
+                .map(|p| p.split('"').next().unwrap().split_whitespace().collect())
+                .unwrap_or_default();
+            pts.len() == 2
+                && pts[0].split(',').next() == pts[1].split(',').next()
+                && pts[0] != pts[1]
+        };
+        let bars = svg
+            .lines()
+            .filter(|l| l.contains("<polyline") && l.contains("stroke-width=\"1\""))
+            .filter(|l| !l.contains("#000000") && !l.contains("#5A5A5A"))
+            .filter(vertical)
+            .count();
+        assert!(bars >= 2 * 3 - 1, "{w}.svg: {bars} error bars for 6 points");
+        if cores <= 4 {
+            let dashes = svg
+                .lines()
+                .filter(|l| l.contains("<polyline") && l.contains("#5A5A5A"))
+                .filter(vertical)
+                .count();
+            assert!(dashes >= 10, "{w}.svg: no dashed line at {cores} cores");
+        } else {
+            assert!(svg.contains("off the axis"));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn help_describes_every_workload_and_lock() {
+    let o = bench(&["--help"]);
+    assert!(o.status.success());
+    let help = String::from_utf8_lossy(&o.stdout);
+    for w in lwbench::workload::Workload::ALL {
+        let line = help
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{} ", w.name())))
+            .unwrap_or_else(|| panic!("--help lacks workload {}: {help}", w.name()));
+        assert!(line.contains(w.description()), "{line}");
+    }
+    for k in lwbench::locks::LockKind::ALL {
+        let line = help
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{} ", k.name())))
+            .unwrap_or_else(|| panic!("--help lacks lock {}: {help}", k.name()));
+        assert!(line.contains(k.description()), "{line}");
+    }
+    assert!(help.contains("WORKLOADS") && help.contains("LOCKS"));
+    assert!(help.contains("[only clog, pgbench-write]"), "{help}");
+}
+
+#[test]
+fn a_selection_without_points_exits_2() {
+    let out = tmp("empty");
+    let o = out.to_str().unwrap();
+    expect_usage_error(
+        &[
+            "--workload",
+            "snapshot",
+            "--locks",
+            "clog-group",
+            "--out",
+            o,
+        ],
+        &[
+            "--locks",
+            "clog-group",
+            "snapshot",
+            "no point",
+            "clog, pgbench-write",
+        ],
+    );
+    expect_usage_error(
+        &[
+            "--workload",
+            "clog,end-xact",
+            "--locks",
+            "clog-group",
+            "--out",
+            o,
+        ],
+        &["end-xact", "clog-group"],
+    );
+    assert!(!out.join("summary.md").exists(), "nothing may be written");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// 64 workers with 40 file descriptors: most cannot open their perf counters. The counter
+/// columns must be empty, not summed over the few that could, and context switches must come
+/// from getrusage for every worker.
+#[test]
+fn partial_perf_counters_are_left_empty_not_summed() {
+    let out = tmp("fds");
+    let args = [
+        "--workload",
+        "null",
+        "--locks",
+        "atomic",
+        "--threads",
+        "64",
+        "--trials",
+        "2",
+        "--duration",
+        "10ms",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg("ulimit -n 40 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_bench"))
+        .args(args);
+    let o = run_watched(cmd, &args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let (h, rows) = read_csv(&out.join("results.csv"));
+    let col = |n: &str| {
+        h.iter()
+            .position(|c| c == n)
+            .unwrap_or_else(|| panic!("no {n}"))
+    };
+    assert_eq!(rows.len(), 2);
+    for r in &rows {
+        let opened: u32 = r[col("counters_threads")].parse().unwrap();
+        assert!(opened < 64, "{r:?}");
+        for c in ["task_clock_ms", "cpu_migrations", "cycles", "instructions"] {
+            assert!(
+                r[col(c)].is_empty(),
+                "{c} summed over {opened} of 64 workers: {r:?}"
+            );
+        }
+        assert_eq!(r[col("ctx_switch_source")], "getrusage", "{r:?}");
+        assert!(r[col("ctx_switches")].parse::<u64>().unwrap() > 0, "{r:?}");
+    }
+    assert!(err.contains("perf counters opened in only"), "{err}");
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(
+        summary.contains("Perf counters incomplete in 2 of 2 trials"),
+        "{summary}"
+    );
     let _ = std::fs::remove_dir_all(&out);
 }

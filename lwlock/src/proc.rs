@@ -506,6 +506,17 @@ pub fn shared_spins_per_delay() -> u32 {
     table().spins_per_delay.load(Ordering::Relaxed)
 }
 
+/// Sets the shared `spins_per_delay` estimate that threads registered from now on start from
+/// (benchmarks reset it per data point, so that a point does not depend on what ran before it;
+/// PostgreSQL's estimate likewise starts from `DEFAULT_SPINS_PER_DELAY` at postmaster start).
+pub fn set_shared_spins_per_delay(value: u32) {
+    let v = value.clamp(
+        crate::s_lock::MIN_SPINS_PER_DELAY,
+        crate::s_lock::MAX_SPINS_PER_DELAY,
+    );
+    table().spins_per_delay.store(v, Ordering::Relaxed);
+}
+
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;

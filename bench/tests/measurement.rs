@@ -1,0 +1,177 @@
+//! Measurement integrity of the built `bench` binary: the rates count exactly the window they
+//! are divided by (stragglers' tail reported apart), the requested and measured trial lengths
+//! are named apart, the wait-event sampler can be turned off and does not stretch a trial, and
+//! the shared spin estimate starts from the default at every point.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+fn bench(args: &[&str]) -> Output {
+    let child = Command::new(env!("CARGO_BIN_EXE_bench"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn bench");
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(Duration::from_secs(120)) {
+        Ok(out) => out.expect("wait for bench"),
+        Err(_) => {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            panic!("bench {args:?} did not finish within 120 s");
+        }
+    }
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("lwbench-meas-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// results.csv as a list of column → value maps.
+fn rows(dir: &Path) -> Vec<std::collections::HashMap<String, String>> {
+    let text = std::fs::read_to_string(dir.join("results.csv")).expect("results.csv");
+    let mut lines = text.lines();
+    let header: Vec<String> = lines
+        .next()
+        .expect("header")
+        .split(',')
+        .map(String::from)
+        .collect();
+    lines
+        .map(|l| {
+            header
+                .iter()
+                .cloned()
+                .zip(l.split(',').map(String::from))
+                .collect()
+        })
+        .collect()
+}
+
+fn f(row: &std::collections::HashMap<String, String>, k: &str) -> f64 {
+    row.get(k)
+        .unwrap_or_else(|| panic!("column {k} missing"))
+        .parse()
+        .unwrap_or_else(|_| panic!("column {k}: {:?}", row.get(k)))
+}
+
+#[test]
+fn rates_count_the_window_and_the_tail_is_apart() {
+    let out = tmp("window");
+    let o = bench(&[
+        "--workload",
+        "end-xact,null",
+        "--locks",
+        "classic,atomic",
+        "--threads",
+        "1,64",
+        "--trials",
+        "2",
+        "--duration",
+        "80ms",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows = rows(&out);
+    assert_eq!(rows.len(), 2 * 2 * 2 * 2);
+    for r in &rows {
+        let (ops, secs, rate) = (f(r, "ops"), f(r, "duration_s"), f(r, "ops_per_sec"));
+        // The rate is the window's work over the window (same run, same numbers).
+        assert!(
+            (rate - ops / secs).abs() <= 1.0 + rate * 1e-9,
+            "{r:?}: ops/s {rate} != ops / window {}",
+            ops / secs
+        );
+        assert!(
+            f(r, "ops_total") >= ops,
+            "the tail is counted apart, never lost"
+        );
+        assert!(f(r, "tail_s") >= 0.0);
+        assert_eq!(f(r, "requested_s"), 0.08);
+        assert!(secs >= 0.08, "the window cannot be shorter than requested");
+        let threads = f(r, "threads");
+        let cs = f(r, "cs_per_thread");
+        assert!(cs >= 0.0);
+        // 2 cores or fewer here: 64 threads in 80 ms get far fewer than 20 slices each.
+        if threads == 64.0 && std::thread::available_parallelism().map_or(1, |n| n.get()) <= 2 {
+            assert_eq!(r["fair_short"], "true", "{r:?}");
+        }
+        assert!(f(r, "spins_per_delay") > 0.0);
+    }
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap();
+    assert_eq!(meta["settings"]["requested_duration_s"], 0.08);
+    assert!(meta["settings"].get("duration_s").is_none());
+    assert!(meta["timer_floor_ns"].as_f64().unwrap() > 0.0);
+    std::fs::remove_dir_all(&out).ok();
+}
+
+#[test]
+fn the_sampler_can_be_turned_off_and_does_not_stretch_trials() {
+    let out = tmp("sampler-off");
+    let o = bench(&[
+        "--workload",
+        "end-xact",
+        "--locks",
+        "atomic",
+        "--threads",
+        "2",
+        "--trials",
+        "1",
+        "--duration",
+        "50ms",
+        "--sample-interval",
+        "off",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for r in rows(&out) {
+        assert_eq!(f(&r, "wait_samples"), 0.0);
+        assert_eq!(f(&r, "sampler_passes"), 0.0);
+    }
+    // A long interval: the sampler stops with the trial instead of finishing its sleep.
+    let t0 = Instant::now();
+    let o = bench(&[
+        "--workload",
+        "end-xact",
+        "--locks",
+        "atomic",
+        "--threads",
+        "2",
+        "--trials",
+        "2",
+        "--duration",
+        "50ms",
+        "--sample-interval",
+        "5s",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        t0.elapsed() < Duration::from_secs(8),
+        "three 50 ms trials took {:?}: the 5 s sampler sleep was joined",
+        t0.elapsed()
+    );
+    for r in rows(&out) {
+        assert_eq!(
+            f(&r, "sampler_passes"),
+            1.0,
+            "one pass, then stopped with the trial"
+        );
+    }
+    let bad = bench(&["--sample-interval", "sometimes"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--sample-interval"));
+    std::fs::remove_dir_all(&out).ok();
+}
