@@ -89,28 +89,40 @@ impl Clog {
         }
     }
 
-    fn take_slot(&mut self, page: u64) -> usize {
+    /// The ring slot holding `page`, taking (and zeroing) it if it holds an older page or none.
+    /// `None` if the slot already holds a *newer* page: `page` was wrapped over (a straggler's
+    /// commit or extend arriving a whole ring late), and writing it would corrupt the newer
+    /// page. The ring only moves forward.
+    fn take_slot(&mut self, page: u64) -> Option<usize> {
         let n = self.pages.len();
         let slot = page as usize % n;
-        if self.holds[slot] != page {
-            self.pages[slot].fill(0);
-            self.holds[slot] = page;
+        match self.holds[slot] {
+            h if h == page => Some(slot),
+            h if h == u64::MAX || h < page => {
+                self.pages[slot].fill(0);
+                self.holds[slot] = page;
+                Some(slot)
+            }
+            _ => None,
         }
-        slot
     }
 
     /// `TransactionIdSetStatusBit` (call under the exclusive lock). A page not yet extended
     /// (its first xid's assignment has not reached [`extend`](Self::extend) yet: the harness's
-    /// xid counter is an atomic, not a counter under XidGenLock) is extended here, once.
+    /// xid counter is an atomic, not a counter under XidGenLock) is extended here, once. The
+    /// status of an xid whose page the ring has already wrapped over is counted but not kept
+    /// (the checks look only at xids within the ring).
     #[inline]
     pub fn set_status(&mut self, xid: u32, status: u8) {
-        let slot = self.take_slot(Self::page_of(xid));
+        self.updates += 1;
+        let Some(slot) = self.take_slot(Self::page_of(xid)) else {
+            return;
+        };
         let page = &mut self.pages[slot];
         let off = xid % CLOG_XACTS_PER_PAGE;
         let byte = &mut page[(off / 4) as usize];
         let shift = (off % 4) * 2;
         *byte = (*byte & !(0b11 << shift)) | ((status & 0b11) << shift);
-        self.updates += 1;
     }
 
     /// `TransactionIdGetStatus`.
@@ -213,5 +225,15 @@ mod tests {
             XACT_COMMITTED,
             "slot 0 still holds page 2"
         );
+        // A straggler a whole ring late (page 0, wrapped over by page 2 in slot 0) must not
+        // take the slot back and wipe page 2.
+        c.set_status(3, XACT_COMMITTED);
+        c.extend(0);
+        assert_eq!(
+            c.status(first + 5),
+            XACT_COMMITTED,
+            "the ring only moves forward"
+        );
+        assert_eq!(c.status(3), 0, "page 0 is gone");
     }
 }
