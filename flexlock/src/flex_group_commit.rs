@@ -124,7 +124,9 @@ impl Deferred {
     }
 
     /// A submitter's outcome: the kept panic if there is one (its operation ran, or was never
-    /// run; see the module docs, "Unwinding"), otherwise its operation's result or panic.
+    /// run; see the module docs, "Unwinding"), otherwise its operation's result or panic. (A
+    /// group call made from a destructor during another panic aborts if either is raised, as
+    /// any panic there does.)
     fn finish<R>(self, outcome: impl FnOnce() -> R) -> R {
         match self.0 {
             Some(payload) => resume_unwind(payload),
@@ -311,8 +313,16 @@ impl<L: RawLwLock, T> Core<L, T> {
     unsafe fn release_exclusive(&self) {
         match self.policy {
             Policy::Leader => {
-                // SAFETY: the caller holds it exclusively.
-                unsafe { self.raw.release(Mode::Exclusive) }
+                let mut deferred = Deferred::default();
+                // SAFETY: the caller holds it exclusively. Caught so that a release unwinding
+                // while this guard is dropped during another panic does not abort the process
+                // (`raise` drops it then); otherwise it propagates as before.
+                if let Err(p) = catch_unwind(AssertUnwindSafe(|| unsafe {
+                    self.raw.release(Mode::Exclusive)
+                })) {
+                    deferred.keep(p);
+                }
+                deferred.raise();
             }
             Policy::LastReleaser => {
                 let mut deferred = Deferred::default();
@@ -331,8 +341,16 @@ impl<L: RawLwLock, T> Core<L, T> {
     /// The calling thread holds the lock shared.
     unsafe fn release_shared(&self) {
         match self.policy {
-            // SAFETY: the caller holds it shared.
-            Policy::Leader => unsafe { self.raw.release(Mode::Shared) },
+            Policy::Leader => {
+                let mut deferred = Deferred::default();
+                // SAFETY: the caller holds it shared (caught as in `release_exclusive`).
+                if let Err(p) = catch_unwind(AssertUnwindSafe(|| unsafe {
+                    self.raw.release(Mode::Shared)
+                })) {
+                    deferred.keep(p);
+                }
+                deferred.raise();
+            }
             Policy::LastReleaser => {
                 let mut deferred = Deferred::default();
                 // SAFETY: the caller holds it shared. An unwinding release gave the hold up

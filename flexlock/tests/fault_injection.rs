@@ -17,7 +17,7 @@
 mod common;
 
 use common::watchdog;
-use flexlock::{ClogGroupLock, FlexLock, Policy};
+use flexlock::{ClogGroupLock, FlexConfig, FlexLock, Policy, DEFAULT_MAX_GROUP};
 use lwlock::fault::{FaultLock, FaultPoint, InjectedFault};
 use lwlock::{RawAtomicLwLock, RawClassicLwLock, RawLwLock};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -68,8 +68,21 @@ enum Seen {
 trait Target: Send + Sync + 'static {
     type L: RawLwLock;
     const KIND: &'static str;
+    /// The group bound (`usize::MAX` for the drop-in lock, which has no groups).
+    const MAX_GROUP: usize;
+    /// Whether operations are published to other threads (so faults after the push exist).
+    const GROUPS: bool = true;
     fn name() -> String {
-        format!("{} over {}", Self::KIND, <Self::L as RawLwLock>::NAME)
+        let bound = if Self::MAX_GROUP == usize::MAX {
+            String::new()
+        } else {
+            format!(", max_group {}", Self::MAX_GROUP)
+        };
+        format!(
+            "{} over {}{bound}",
+            Self::KIND,
+            <Self::L as RawLwLock>::NAME
+        )
     }
     fn new(n: usize) -> Self;
     fn fault(&self) -> &FaultLock<Self::L>;
@@ -85,22 +98,31 @@ trait Target: Send + Sync + 'static {
     }
 }
 
-struct Flex<const LAST: bool, L: RawLwLock>(FlexLock<FaultLock<L>, Data>);
+/// A FlexLock with group bound `MG`: with a small bound a serving pass stops early and hands
+/// the rest of its chain over, so the handover paths are swept too.
+struct Flex<const LAST: bool, L: RawLwLock, const MG: usize>(FlexLock<FaultLock<L>, Data>);
 
-impl<const LAST: bool, L: RawLwLock + 'static> Target for Flex<LAST, L> {
+impl<const LAST: bool, L: RawLwLock + 'static, const MG: usize> Target for Flex<LAST, L, MG> {
     type L = L;
     const KIND: &'static str = if LAST {
         "flex last-releaser"
     } else {
         "flex leader"
     };
+    const MAX_GROUP: usize = MG;
     fn new(n: usize) -> Self {
         let policy = if LAST {
             Policy::LastReleaser
         } else {
             Policy::Leader
         };
-        Flex(FlexLock::new(Data::new(n), policy))
+        Flex(FlexLock::with_config(
+            Data::new(n),
+            FlexConfig {
+                max_group: MG,
+                ..FlexConfig::new(policy)
+            },
+        ))
     }
     fn fault(&self) -> &FaultLock<L> {
         self.0.raw()
@@ -136,13 +158,21 @@ impl<const LAST: bool, L: RawLwLock + 'static> Target for Flex<LAST, L> {
     }
 }
 
-struct Clog(ClogGroupLock<FaultLock<RawAtomicLwLock>, Data>);
+struct Clog<const MG: usize>(ClogGroupLock<FaultLock<RawAtomicLwLock>, Data>);
 
-impl Target for Clog {
+impl<const MG: usize> Target for Clog<MG> {
     type L = RawAtomicLwLock;
     const KIND: &'static str = "clog group";
+    const MAX_GROUP: usize = MG;
     fn new(n: usize) -> Self {
-        Clog(ClogGroupLock::new(Data::new(n)))
+        Clog(ClogGroupLock::with_config(
+            Data::new(n),
+            FlexConfig {
+                max_group: MG,
+                tranche: lwlock::Tranche::XACT_SLRU,
+                ..FlexConfig::new(Policy::Leader)
+            },
+        ))
     }
     fn fault(&self) -> &FaultLock<RawAtomicLwLock> {
         self.0.raw()
@@ -174,6 +204,8 @@ struct DropIn(lwlock::lock_api::RwLock<FaultLock<RawAtomicLwLock>, Data>);
 impl Target for DropIn {
     type L = RawAtomicLwLock;
     const KIND: &'static str = "drop-in RwLock";
+    const MAX_GROUP: usize = usize::MAX;
+    const GROUPS: bool = false;
     fn new(n: usize) -> Self {
         DropIn(lwlock::lock_api::RwLock::new(Data::new(n)))
     }
@@ -230,6 +262,9 @@ struct CaseOutcome {
     injected_caught: u64,
     fired: u64,
     by_leader: Option<u64>,
+    /// Faults that fired on a thread whose operation was already published (its record a group
+    /// member): the steps where an unwind is dangerous.
+    after_push: u64,
     calls: [u64; 4],
 }
 
@@ -238,8 +273,18 @@ fn run_case<T: Target>(threads: usize, plan: Option<(FaultPoint, u64)>) -> CaseO
     let n = threads * OPS;
     // Two more slots for the follow-up operations after the case.
     let target = Arc::new(T::new(n + 2));
+    let after_push = Arc::new(std::sync::atomic::AtomicU64::new(0));
     if let Some((point, k)) = plan {
-        target.fault().arm(point, k);
+        let a = after_push.clone();
+        target.fault().arm_with(point, k, move || {
+            if lwlock::Proc::current()
+                .group
+                .member
+                .load(std::sync::atomic::Ordering::Relaxed)
+            {
+                a.fetch_add(1, Ordering::Relaxed);
+            }
+        });
     }
     let barrier = Arc::new(Barrier::new(threads));
     let done = Arc::new(AtomicBool::new(false));
@@ -293,6 +338,7 @@ fn run_case<T: Target>(threads: usize, plan: Option<(FaultPoint, u64)>) -> CaseO
     fault.disarm();
     outcome.fired = fault.fired();
     outcome.by_leader = target.ops_by_leader();
+    outcome.after_push = after_push.load(Ordering::Relaxed);
     for p in FaultPoint::ALL {
         outcome.calls[p as usize] = fault.calls(p);
     }
@@ -343,6 +389,7 @@ fn sweep<T: Target>() -> (u64, u64) {
     let mut cases = 0;
     let mut injected = 0;
     let mut by_leader: Option<u64> = None;
+    let mut after_push = 0;
     for threads in THREADS {
         let baseline = run_case::<T>(threads, None);
         assert_eq!(baseline.fired, 0);
@@ -360,6 +407,7 @@ fn sweep<T: Target>() -> (u64, u64) {
                 }
                 cases += 1;
                 injected += out.fired;
+                after_push += out.after_push;
                 if let Some(n) = out.by_leader {
                     *by_leader.get_or_insert(0) += n;
                 }
@@ -370,39 +418,67 @@ fn sweep<T: Target>() -> (u64, u64) {
         .map(|n| format!(", {n} operations run by another thread"))
         .unwrap_or_default();
     eprintln!(
-        "fault sweep: {}: {cases} cases, {injected} faults injected, 0 violations{grouped}",
+        "fault sweep: {}: {cases} cases, {injected} faults injected ({after_push} after the \
+         operation was published), 0 violations{grouped}",
         T::name()
     );
+    if T::GROUPS {
+        assert!(
+            after_push > 0,
+            "{}: no fault hit a step after an operation was published",
+            T::name()
+        );
+    }
     (cases, injected)
 }
 
+const DEF: usize = DEFAULT_MAX_GROUP;
+
 #[test]
 fn sweep_flex_leader_atomic() {
-    let (cases, injected) = sweep::<Flex<false, RawAtomicLwLock>>();
+    let (cases, injected) = sweep::<Flex<false, RawAtomicLwLock, DEF>>();
+    assert!(cases > 0 && injected > 0);
+}
+
+#[test]
+fn sweep_flex_leader_atomic_handovers() {
+    let (cases, injected) = sweep::<Flex<false, RawAtomicLwLock, 2>>();
     assert!(cases > 0 && injected > 0);
 }
 
 #[test]
 fn sweep_flex_leader_classic() {
-    let (cases, injected) = sweep::<Flex<false, RawClassicLwLock>>();
+    let (cases, injected) = sweep::<Flex<false, RawClassicLwLock, DEF>>();
     assert!(cases > 0 && injected > 0);
 }
 
 #[test]
 fn sweep_flex_last_releaser_atomic() {
-    let (cases, injected) = sweep::<Flex<true, RawAtomicLwLock>>();
+    let (cases, injected) = sweep::<Flex<true, RawAtomicLwLock, DEF>>();
+    assert!(cases > 0 && injected > 0);
+}
+
+#[test]
+fn sweep_flex_last_releaser_atomic_handovers() {
+    let (cases, injected) = sweep::<Flex<true, RawAtomicLwLock, 2>>();
     assert!(cases > 0 && injected > 0);
 }
 
 #[test]
 fn sweep_flex_last_releaser_classic() {
-    let (cases, injected) = sweep::<Flex<true, RawClassicLwLock>>();
+    let (cases, injected) = sweep::<Flex<true, RawClassicLwLock, DEF>>();
     assert!(cases > 0 && injected > 0);
 }
 
 #[test]
 fn sweep_clog_group() {
-    let (cases, injected) = sweep::<Clog>();
+    let (cases, injected) = sweep::<Clog<DEF>>();
+    assert!(cases > 0 && injected > 0);
+}
+
+#[test]
+fn sweep_clog_group_handovers() {
+    let (cases, injected) = sweep::<Clog<2>>();
     assert!(cases > 0 && injected > 0);
 }
 

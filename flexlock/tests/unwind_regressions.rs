@@ -275,3 +275,99 @@ fn failed_try_read_releases_nothing() {
         assert!(!lock.raw().is_locked());
     }
 }
+
+/// Spawns `f` on a thread that first reports its wait-record number.
+fn spawn_numbered<R: Send + 'static>(
+    f: impl FnOnce() -> R + Send + 'static,
+) -> (u32, std::thread::JoinHandle<R>) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h = std::thread::spawn(move || {
+        tx.send(Proc::current().number()).unwrap();
+        f()
+    });
+    (rx.recv().unwrap(), h)
+}
+
+fn bounded(policy: Policy, max_group: usize) -> flexlock::FlexConfig {
+    flexlock::FlexConfig {
+        max_group,
+        ..flexlock::FlexConfig::new(policy)
+    }
+}
+
+/// A handover target whose `acquire` unwinds (max_group 1: the leader serves itself and hands
+/// the rest of its chain to the next member). The target leaves the chain, its operation not
+/// run, and hands the rest on; under LastReleaser, with nothing left to hand on, it re-checks
+/// the queue instead. Both policies, with and without a rest behind the target.
+#[test]
+fn handover_target_acquire_unwind_hands_the_rest_on() {
+    let _w = watchdog("handover_target_acquire_unwind", 120);
+    lwlock::fault::quiet_injected_panics();
+    for policy in [Policy::Leader, Policy::LastReleaser] {
+        for members in [2usize, 3] {
+            let lock = Arc::new(FlexLock::<Faulty, Vec<u32>>::with_config(
+                vec![0; members],
+                bounded(policy, 1),
+            ));
+            let held = lock.write(); // acquire call 1
+                                     // Leader: call 2 is the leader's own acquire, call 3 the handover target's.
+                                     // LastReleaser: the holder's release drains; call 2 is the handover target's.
+            let target_call = if policy == Policy::Leader { 3 } else { 2 };
+            lock.raw().arm(FaultPoint::Acquire, target_call);
+            let mut handles = Vec::new();
+            let mut last = None;
+            for i in 0..members {
+                let l = lock.clone();
+                let (n, h) = spawn_numbered(move || {
+                    catch_unwind(AssertUnwindSafe(|| l.group(move |v| v[i] += 1)))
+                });
+                wait_for("the member to be queued", || lock.group_head() == Some(n));
+                if policy == Policy::LastReleaser {
+                    // Its re-check must have failed against `held` before the next one queues.
+                    let want = 2 * (i as u64 + 1);
+                    wait_for("the re-check", || {
+                        lock.raw().calls(FaultPoint::ConditionalAcquire) >= want
+                    });
+                }
+                last = Some(n);
+                handles.push(h);
+            }
+            assert!(last.is_some());
+            drop(held);
+            let outcomes: Vec<_> = handles
+                .into_iter()
+                .map(|h| {
+                    assert!(
+                        wait_up_to(Duration::from_secs(10), || h.is_finished()),
+                        "hang"
+                    );
+                    h.join().unwrap()
+                })
+                .collect();
+            let ctx = format!("{policy:?}, {members} members");
+            assert!(outcomes[0].is_ok(), "{ctx}: the first member is served");
+            let err = outcomes[1]
+                .as_ref()
+                .expect_err("the handover target gets its panic");
+            assert_eq!(injected(err).point, FaultPoint::Acquire, "{ctx}");
+            if members == 3 {
+                assert!(
+                    outcomes[2].is_ok(),
+                    "{ctx}: the rest was handed on and served"
+                );
+            }
+            let mut want = vec![1; members];
+            want[1] = 0;
+            assert_eq!(
+                *lock.read(),
+                want,
+                "{ctx}: the target's op did not run, the rest once"
+            );
+            assert!(
+                !lock.raw().is_locked() && lock.group_head().is_none(),
+                "{ctx}"
+            );
+            assert_eq!(lock.group(|v| v[0]), 1, "{ctx}: the lock works afterwards");
+        }
+    }
+}

@@ -57,6 +57,16 @@ use crate::wait_event::{Tranche, WaitEvent};
 /// `held` bit for an exclusive holder; the low bits count shared holders.
 const HELD_EXCLUSIVE: u32 = 1 << 31;
 
+/// What one pass under the spinlock did for an acquire.
+enum Taken {
+    /// The lock is ours.
+    Yes,
+    /// Busy; we are queued and must sleep.
+    Queued,
+    /// Busy, and this thread has no wait record yet: register outside the spinlock, retry.
+    NeedRecord,
+}
+
 /// The fields protected by the spinlock.
 #[derive(Debug)]
 struct ClassicState {
@@ -214,10 +224,11 @@ impl RawClassicLwLock {
 
     /// `LWLockAcquireCommon`.
     fn acquire_common(&self, mode: Mode) -> bool {
-        // `PGPROC *proc = MyProc;` first, as 9.4 does: a thread's first use registers its record
-        // (allocation, the table's mutex, and a panic if that fails), which must not happen with
-        // the spinlock held.
-        let me = Proc::current();
+        // `PGPROC *proc = MyProc;` as 9.4 does, but without registering: only a thread that must
+        // wait needs a record. A thread that has none yet and finds the lock busy drops the
+        // spinlock, registers (allocation, the table's mutex, and a panic if that fails, none of
+        // which may happen with the spinlock held), and tries again: once per thread lifetime.
+        let mut me = Proc::current_if_registered();
         let mut retry = false;
         let mut extra = 0;
         loop {
@@ -227,29 +238,40 @@ impl RawClassicLwLock {
                     st.release_ok = true; // we were woken and run: others may be woken again
                 }
                 match self.try_take(st, mode) {
-                    Ok(true) => Ok(true),
-                    Ok(false) => {
-                        Self::enqueue(st, me, Self::mode_code(mode));
-                        Ok(false)
-                    }
+                    Ok(true) => Ok(Taken::Yes),
+                    Ok(false) => match me {
+                        Some(me) => {
+                            Self::enqueue(st, me, Self::mode_code(mode));
+                            Ok(Taken::Queued)
+                        }
+                        None => Ok(Taken::NeedRecord),
+                    },
                     Err(()) => Err(()),
                 }
             });
-            match outcome {
-                Ok(true) => break,
-                Ok(false) => {}
+            let me = match outcome {
+                Ok(Taken::Yes) => break,
+                Ok(Taken::NeedRecord) => {
+                    me = Some(Proc::current());
+                    continue;
+                }
+                Ok(Taken::Queued) => me.expect("queued with a record"),
                 Err(()) => {
-                    me.repost(extra);
+                    if let Some(me) = me {
+                        me.repost(extra);
+                    }
                     self.shared_overflow()
                 }
-            }
+            };
             // Queued: nothing may unwind until a waker has taken us off the queue.
             let crit = CritSection::start("classic LWLock: sleeping on the wait queue");
             extra += self.sleep_until_woken(me);
             crit.end();
             retry = true;
         }
-        me.repost(extra);
+        if let Some(me) = me {
+            me.repost(extra);
+        }
         !retry
     }
 }
@@ -292,27 +314,34 @@ unsafe impl RawLwLock for RawClassicLwLock {
     }
 
     fn acquire_or_wait(&self, mode: Mode) -> AcquireOrWait {
-        // The record first, outside the spinlock (see `acquire_common`).
-        let me = Proc::current();
-        let outcome = self.locked(|st| match self.try_take(st, mode) {
-            Ok(true) => Ok(true),
-            Ok(false) => {
-                // 9.4 queues LW_WAIT_UNTIL_FREE at the tail.
-                Self::enqueue(st, me, lw_mode::WAIT_UNTIL_FREE);
-                Ok(false)
+        // The record outside the spinlock, only if we must wait (see `acquire_common`).
+        let mut me = Proc::current_if_registered();
+        loop {
+            let outcome = self.locked(|st| match self.try_take(st, mode) {
+                Ok(true) => Ok(Taken::Yes),
+                Ok(false) => match me {
+                    Some(me) => {
+                        // 9.4 queues LW_WAIT_UNTIL_FREE at the tail.
+                        Self::enqueue(st, me, lw_mode::WAIT_UNTIL_FREE);
+                        Ok(Taken::Queued)
+                    }
+                    None => Ok(Taken::NeedRecord),
+                },
+                Err(()) => Err(()),
+            });
+            match outcome {
+                Ok(Taken::Yes) => return AcquireOrWait::Acquired,
+                Ok(Taken::NeedRecord) => me = Some(Proc::current()),
+                Ok(Taken::Queued) => {
+                    let me = me.expect("queued with a record");
+                    let crit = CritSection::start("classic LWLock: sleeping on the wait queue");
+                    let extra = self.sleep_until_woken(me);
+                    crit.end();
+                    me.repost(extra);
+                    return AcquireOrWait::Waited;
+                }
+                Err(()) => self.shared_overflow(),
             }
-            Err(()) => Err(()),
-        });
-        match outcome {
-            Ok(true) => AcquireOrWait::Acquired,
-            Ok(false) => {
-                let crit = CritSection::start("classic LWLock: sleeping on the wait queue");
-                let extra = self.sleep_until_woken(me);
-                crit.end();
-                me.repost(extra);
-                AcquireOrWait::Waited
-            }
-            Err(()) => self.shared_overflow(),
         }
     }
 

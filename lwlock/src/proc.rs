@@ -221,6 +221,13 @@ impl Proc {
             lw_waiting::NOT_WAITING,
             "a recycled wait record is still on a wait list"
         );
+        // `InitProcess` asserts `procArrayGroupNext == INVALID`: a thread cannot exit while its
+        // operation is queued (flexlock's critical section aborts first), so a stale group state
+        // here is a bug somewhere; release builds still reset it.
+        debug_assert!(
+            !self.group.member.load(Ordering::Relaxed) || cfg!(test),
+            "a recycled wait record is still a group member"
+        );
         self.lw_next.store(INVALID_PROC, Ordering::Relaxed);
         self.lw_prev.store(INVALID_PROC, Ordering::Relaxed);
         self.group.next.store(INVALID_PROC, Ordering::Relaxed);
@@ -243,6 +250,15 @@ impl Proc {
         MY_PROC
             .try_with(|h| h.0)
             .expect("lwlock: wait record used during thread-local destruction")
+    }
+
+    /// The calling thread's record if it already has one, without registering (and `None`
+    /// during thread-local destruction). PostgreSQL's spin delays need no PGPROC; neither do
+    /// ours: a lock can be released by a thread that never waited (a `Send` guard, an
+    /// uncontended conditional acquire), and registering there could fail inside `release`.
+    #[inline]
+    pub fn current_if_registered() -> Option<&'static Proc> {
+        REGISTERED.try_with(|r| r.get()).ok().flatten()
     }
 
     /// The record with this number (`GetPGProcByNumber`).
@@ -480,12 +496,22 @@ struct ProcHandle(&'static Proc);
 #[cfg(not(any(loom, shuttle)))]
 impl Drop for ProcHandle {
     fn drop(&mut self) {
+        // The record is no longer this thread's: code that must not register (spin delays)
+        // sees `None` from here on.
+        let _ = REGISTERED.try_with(|r| r.set(None));
         table().unregister(self.0);
     }
 }
 
 crate::sync::model_thread_local! {
-    static MY_PROC: ProcHandle = ProcHandle(table().register());
+    static MY_PROC: ProcHandle = {
+        let proc = table().register();
+        let _ = REGISTERED.try_with(|r| r.set(Some(proc)));
+        ProcHandle(proc)
+    };
+    /// This thread's record once registered, `None` before and after: lets code that may run on
+    /// a thread without a record (a spin delay inside a release) use it without registering one.
+    static REGISTERED: std::cell::Cell<Option<&'static Proc>> = std::cell::Cell::new(None);
 }
 
 /// Calls `f` for every record currently owned by a live thread (for samplers).

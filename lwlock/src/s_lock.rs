@@ -76,7 +76,12 @@ impl SpinDelayConfig {
 /// Publishes a [`WaitEvent::spin`] for its tranche while it exists.
 #[derive(Debug)]
 pub struct SpinDelay<'a> {
-    proc: &'static Proc,
+    /// The waiting thread's record, if it has one (a release can spin on a thread that never
+    /// registered one; the delay then uses the shared estimate and a local PRNG, and publishes no
+    /// wait event, like `init_local_spin_delay` without a PGPROC).
+    proc: Option<&'static Proc>,
+    /// PRNG state when there is no record.
+    rng: u64,
     config: &'a SpinDelayConfig,
     tranche: Tranche,
     spins: u32,
@@ -91,16 +96,24 @@ pub struct SpinDelay<'a> {
 impl<'a> SpinDelay<'a> {
     /// Starts a contended wait on a lock of `tranche` (`init_local_spin_delay`).
     pub fn new(tranche: Tranche, config: &'a SpinDelayConfig) -> Self {
-        let proc = Proc::current();
-        proc.report_wait_start(WaitEvent::spin(tranche));
+        // Never registers a record: this runs inside `release` too (see `proc` above).
+        let proc = Proc::current_if_registered();
+        let spins_per_delay = match proc {
+            Some(p) => {
+                p.report_wait_start(WaitEvent::spin(tranche));
+                p.spins_per_delay.load(Ordering::Relaxed)
+            }
+            None => crate::proc::shared_spins_per_delay(),
+        };
         SpinDelay {
             proc,
+            rng: 0x9E37_79B9_7F4A_7C15 ^ (config as *const SpinDelayConfig as u64),
             config,
             tranche,
             spins: 0,
             delays: 0,
             cur_delay_us: 0,
-            spins_per_delay: proc.spins_per_delay.load(Ordering::Relaxed),
+            spins_per_delay,
             #[cfg(loom)]
             seen_epoch: crate::sync::spin_epoch(),
         }
@@ -128,13 +141,26 @@ impl<'a> SpinDelay<'a> {
             }
             crate::sync::sleep_micros(self.cur_delay_us);
             // Grow by a random fraction in [0, 1) of itself, rounded: a factor in [1, 2).
-            let grow = (self.cur_delay_us as f64 * self.proc.next_random() + 0.5) as u64;
+            let grow = (self.cur_delay_us as f64 * self.next_random() + 0.5) as u64;
             self.cur_delay_us += grow;
             if self.cur_delay_us > self.config.max_delay_us {
                 self.cur_delay_us = self.config.min_delay_us;
             }
             self.spins = 0;
         }
+    }
+
+    /// A pseudo-random `f64` in `[0, 1)`: the record's PRNG, or a local one without a record.
+    fn next_random(&mut self) -> f64 {
+        if let Some(p) = self.proc {
+            return p.next_random();
+        }
+        let mut x = self.rng;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng = x;
+        (x >> 11) as f64 / (1u64 << 53) as f64
     }
 
     /// Ends the wait (`finish_spin_delay`), adapting this thread's `spins_per_delay`. Returns the
@@ -147,8 +173,10 @@ impl<'a> SpinDelay<'a> {
                 .saturating_sub(1)
                 .max(MIN_SPINS_PER_DELAY)
         };
-        self.proc.spins_per_delay.store(spd, Ordering::Relaxed);
-        self.proc.report_wait_end();
+        if let Some(p) = self.proc {
+            p.spins_per_delay.store(spd, Ordering::Relaxed);
+            p.report_wait_end();
+        }
         self.delays
     }
 }
