@@ -26,6 +26,11 @@ cargo test --release -p flexlock --features stats --test fault_injection -- --no
 step "torture: every lock, 64 threads, random mixes, exits and panics (60 s)"
 cargo run --release -p bench --bin lwtorture -- --duration 60s
 
+if [ -x ci/sim.sh ]; then
+  step "lwsim: the many-core simulator (validation, sweep, speed)"
+  ci/sim.sh
+fi
+
 if [ -x ci/models.sh ]; then
   step "loom and shuttle models"
   ci/models.sh

@@ -354,14 +354,21 @@ impl Proc {
 /// Records per chunk of the table.
 const CHUNK_SHIFT: u32 = if cfg!(any(loom, shuttle)) { 2 } else { 6 };
 const CHUNK: usize = 1 << CHUNK_SHIFT;
-/// Chunks in the table: `MAX_CHUNKS * CHUNK` live threads at most (about one million).
+/// Chunks in the table: `MAX_CHUNKS * CHUNK` live threads at most (about one million; 4096
+/// simulated threads under lwsim, whose table lives for one simulation).
 const MAX_CHUNKS: usize = if cfg!(any(loom, shuttle)) {
     16
+} else if cfg!(lwsim) {
+    64
 } else {
     1 << 14
 };
 
 /// The table of all records: `ProcGlobal->allProcs`, grown a chunk at a time.
+///
+/// Line-aligned under lwsim, so that which of its fields share a simulated cache line does not
+/// depend on where the allocator put it (runs must be deterministic).
+#[cfg_attr(lwsim, repr(align(64)))]
 struct ProcTable {
     /// Chunk pointers; a chunk is published once (Release) and never changes or goes away.
     chunks: Box<[AtomicPtr<Proc>]>,
@@ -432,7 +439,7 @@ impl ProcTable {
 
     /// Returns a record to the free list (`ProcKill`), folding its spin estimate into the shared
     /// one as `(shared * 15 + local) / 16`.
-    #[cfg_attr(any(loom, shuttle), allow(dead_code))]
+    #[cfg_attr(any(loom, shuttle, lwsim), allow(dead_code))]
     fn unregister(&self, proc: &'static Proc) {
         fold_spins_per_delay(
             &self.spins_per_delay,
@@ -468,7 +475,7 @@ pub fn fold_spins_per_delay(shared: &AtomicU32, local: u32) {
     });
 }
 
-#[cfg(not(any(loom, shuttle)))]
+#[cfg(not(any(loom, shuttle, lwsim)))]
 fn table() -> &'static ProcTable {
     static TABLE: std::sync::OnceLock<ProcTable> = std::sync::OnceLock::new();
     TABLE.get_or_init(ProcTable::new)
@@ -480,7 +487,7 @@ fn table() -> &'static ProcTable {
     &TABLE
 }
 
-#[cfg(shuttle)]
+#[cfg(any(shuttle, lwsim))]
 fn table() -> &'static ProcTable {
     shuttle::lazy_static! { static ref TABLE: ProcTable = ProcTable::new(); }
     &TABLE
@@ -488,12 +495,12 @@ fn table() -> &'static ProcTable {
 
 /// The calling thread's claim on a record; returns it to the free list when the thread exits.
 ///
-/// Under loom and shuttle the table lives for one execution (a model `lazy_static`) and is torn
-/// down before the main thread's thread-locals, so records are not returned: a model execution
-/// has a handful of threads, each with its own record.
+/// Under loom, shuttle and lwsim the table lives for one execution (a model `lazy_static`) and is
+/// torn down before the main thread's thread-locals, so records are not returned: a model
+/// execution or a simulation has a fixed set of threads, each with its own record.
 struct ProcHandle(&'static Proc);
 
-#[cfg(not(any(loom, shuttle)))]
+#[cfg(not(any(loom, shuttle, lwsim)))]
 impl Drop for ProcHandle {
     fn drop(&mut self) {
         // The record is no longer this thread's: code that must not register (spin delays)
@@ -511,6 +518,9 @@ crate::sync::model_thread_local! {
     };
     /// This thread's record once registered, `None` before and after: lets code that may run on
     /// a thread without a record (a spin delay inside a release) use it without registering one.
+    /// (Not a `const` initializer: the same macro call serves loom's and shuttle's
+    /// `thread_local!`, which take none.)
+    #[allow(clippy::missing_const_for_thread_local)]
     static REGISTERED: std::cell::Cell<Option<&'static Proc>> = std::cell::Cell::new(None);
 }
 

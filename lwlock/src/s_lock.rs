@@ -93,6 +93,19 @@ pub struct SpinDelay<'a> {
     seen_epoch: u32,
 }
 
+/// The seed of a record-less spin delay's PRNG: the config's address (cheap, varies per process).
+/// Under lwsim an address would make simulations depend on ASLR, so the virtual clock seeds it.
+#[cfg(not(lwsim))]
+fn local_seed(config: &SpinDelayConfig) -> u64 {
+    config as *const SpinDelayConfig as u64
+}
+
+/// The seed of a record-less spin delay's PRNG: the virtual clock (deterministic, see above).
+#[cfg(lwsim)]
+fn local_seed(_: &SpinDelayConfig) -> u64 {
+    crate::sync::clock_nanos()
+}
+
 impl<'a> SpinDelay<'a> {
     /// Starts a contended wait on a lock of `tranche` (`init_local_spin_delay`).
     pub fn new(tranche: Tranche, config: &'a SpinDelayConfig) -> Self {
@@ -107,7 +120,7 @@ impl<'a> SpinDelay<'a> {
         };
         SpinDelay {
             proc,
-            rng: 0x9E37_79B9_7F4A_7C15 ^ (config as *const SpinDelayConfig as u64),
+            rng: 0x9E37_79B9_7F4A_7C15 ^ local_seed(config),
             config,
             tranche,
             spins: 0,

@@ -12,13 +12,28 @@
 //!   semantics, so a lost wakeup is reported as a deadlock rather than a livelock.
 //! * **shuttle**: shuttle's atomics (all SeqCst) and the same futex emulation.
 //!
+//! * **lwsim** (`--cfg lwsim`): `sync::lwsim` (`sync/lwsim.rs`), a many-core machine in software. The atomics are
+//!   std's, wrapped so that every access is charged virtual time by a cache-coherence model and
+//!   ordered by a smallest-virtual-clock-first scheduler on shuttle's executor; futexes, sleeps,
+//!   spin hints, thread spawns and [`clock_nanos`] go to its OS model. See the module docs.
+//!
 //! Spin loops call [`spin_loop`], which yields to the model under loom/shuttle (loom's scheduler
 //! is deliberately unfair and would otherwise report "exceeded maximum number of branches").
+//!
+//! [`touch`] charges plain (non-atomic) data a critical section reads or writes to the simulator;
+//! it compiles to nothing in every other build.
 
-#[cfg(not(any(loom, shuttle)))]
+#[cfg(not(any(loom, shuttle, lwsim)))]
 pub use std::sync::atomic::{
     fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Ordering,
 };
+
+#[cfg(lwsim)]
+pub mod lwsim;
+#[cfg(lwsim)]
+pub use lwsim::atomic::{fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8};
+#[cfg(lwsim)]
+pub use std::sync::atomic::Ordering;
 
 #[cfg(loom)]
 pub use loom::sync::atomic::{
@@ -35,41 +50,78 @@ pub use shuttle::sync::atomic::{
 /// that registrations are ordered and a thread switch inside one cannot block the real thread.
 #[cfg(loom)]
 pub use loom::sync::Mutex;
+#[cfg(lwsim)]
+pub use lwsim::Mutex;
 #[cfg(shuttle)]
 pub use shuttle::sync::Mutex;
-#[cfg(not(any(loom, shuttle)))]
+#[cfg(not(any(loom, shuttle, lwsim)))]
 pub use std::sync::Mutex;
 
 #[cfg(all(loom, shuttle))]
 compile_error!("--cfg loom and --cfg shuttle are mutually exclusive");
+#[cfg(all(lwsim, any(loom, shuttle)))]
+compile_error!("--cfg lwsim excludes --cfg loom and --cfg shuttle");
 
 /// Thread spawning and thread-locals of the active backend.
 pub mod thread {
+    #[cfg(lwsim)]
+    pub use super::lwsim::thread::{spawn, yield_now};
     #[cfg(loom)]
     pub use loom::thread::{current, spawn, yield_now, JoinHandle};
     #[cfg(shuttle)]
     pub use shuttle::thread::{current, spawn, yield_now, JoinHandle};
-    #[cfg(not(any(loom, shuttle)))]
+    #[cfg(lwsim)]
+    pub use shuttle::thread::{current, JoinHandle};
+    #[cfg(not(any(loom, shuttle, lwsim)))]
     pub use std::thread::{current, spawn, yield_now, JoinHandle};
 }
 
 #[cfg(loom)]
 pub use loom::thread_local as model_thread_local;
-#[cfg(shuttle)]
+#[cfg(any(shuttle, lwsim))]
 pub use shuttle::thread_local as model_thread_local;
-#[cfg(not(any(loom, shuttle)))]
+#[cfg(not(any(loom, shuttle, lwsim)))]
 pub use std::thread_local as model_thread_local;
 
 /// A spin-wait hint: PAUSE on x86 (`SPIN_DELAY()` in `s_lock.h`); a yield to the scheduler under
-/// loom and shuttle, so that spin loops are visible to the model.
+/// loom and shuttle, so that spin loops are visible to the model; one PAUSE's virtual time under
+/// lwsim.
 #[inline(always)]
 pub fn spin_loop() {
     #[cfg(loom)]
     loom::thread::yield_now();
     #[cfg(shuttle)]
     shuttle::thread::yield_now();
-    #[cfg(not(any(loom, shuttle)))]
+    #[cfg(lwsim)]
+    lwsim::pause();
+    #[cfg(not(any(loom, shuttle, lwsim)))]
     std::hint::spin_loop();
+}
+
+/// Charges a plain (non-atomic) access of `len` bytes at `ptr` to the simulator: the protected
+/// data a critical section reads (`write == false`) or writes. Compiles to nothing in every build
+/// but `--cfg lwsim`, where each 64-byte line the range covers is one coherence access.
+#[inline(always)]
+pub fn touch<T: ?Sized>(ptr: *const T, len: usize, write: bool) {
+    #[cfg(lwsim)]
+    lwsim::touch(ptr as *const u8 as usize, len, write);
+    #[cfg(not(lwsim))]
+    let _ = (ptr, len, write);
+}
+
+/// A monotonic clock in nanoseconds: since the first call in this process (std, loom, shuttle),
+/// or the calling thread's virtual time (lwsim).
+pub fn clock_nanos() -> u64 {
+    #[cfg(lwsim)]
+    return lwsim::now_nanos();
+    #[cfg(not(lwsim))]
+    {
+        static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+        START
+            .get_or_init(std::time::Instant::now)
+            .elapsed()
+            .as_nanos() as u64
+    }
 }
 
 /// Spin waits under loom: the *release epoch*.
@@ -120,7 +172,9 @@ pub fn sleep_micros(micros: u64) {
         let _ = micros;
         thread::yield_now();
     }
-    #[cfg(not(any(loom, shuttle)))]
+    #[cfg(lwsim)]
+    lwsim::sleep_micros(micros);
+    #[cfg(not(any(loom, shuttle, lwsim)))]
     std::thread::sleep(std::time::Duration::from_micros(micros));
 }
 
@@ -223,7 +277,9 @@ impl Futex {
     /// Sleeps while the word equals `expected` (FUTEX_WAIT). May return spuriously.
     #[inline]
     pub fn wait(&self, expected: u32) {
-        #[cfg(not(any(loom, shuttle)))]
+        #[cfg(lwsim)]
+        lwsim::futex_wait(&self.word, expected);
+        #[cfg(not(any(loom, shuttle, lwsim)))]
         atomic_wait::wait(&self.word, expected);
         #[cfg(any(loom, shuttle))]
         {
@@ -240,7 +296,9 @@ impl Futex {
     /// Wakes one sleeper (FUTEX_WAKE 1).
     #[inline]
     pub fn wake_one(&self) {
-        #[cfg(not(any(loom, shuttle)))]
+        #[cfg(lwsim)]
+        lwsim::futex_wake(&self.word, 1);
+        #[cfg(not(any(loom, shuttle, lwsim)))]
         atomic_wait::wake_one(&self.word);
         #[cfg(any(loom, shuttle))]
         {
@@ -252,7 +310,9 @@ impl Futex {
     /// Wakes every sleeper (FUTEX_WAKE INT_MAX).
     #[inline]
     pub fn wake_all(&self) {
-        #[cfg(not(any(loom, shuttle)))]
+        #[cfg(lwsim)]
+        lwsim::futex_wake(&self.word, u32::MAX);
+        #[cfg(not(any(loom, shuttle, lwsim)))]
         atomic_wait::wake_all(&self.word);
         #[cfg(any(loom, shuttle))]
         {

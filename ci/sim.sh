@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# lwsim: the many-core simulator (`--cfg lwsim`, its own target directory target/lwsim, since
+# RUSTFLAGS changes rebuild everything). Runs its validation tests (determinism, analytic limits,
+# TAS/ticket-vs-MCS shape, exact costs of the atomic and classic LWLocks, the OS model, the
+# FlexLock leader group), a short sweep, and the speed check (a 64-core, 10 ms virtual run of the
+# atomic LWLock under a 95/5 shared/exclusive mix must take at most 30 s).
+# Usage: ci/sim.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+unset CARGO_ENCODED_RUSTFLAGS
+export RUSTFLAGS="--cfg lwsim" CARGO_TARGET_DIR=target/lwsim
+
+echo "== lwsim: tests"
+cargo test --release -p lwlock --test sim_validation --test sim_os -- --nocapture
+cargo test --release -p flexlock --test sim_group
+
+echo "== lwsim: sweep (atomic LWLock, xeon-2s-broadwell, 1..8 cores, 1 ms)"
+cargo run --release -p lwlock --example lwsim -- --lock atomic --cores 1,2,4,8 --duration-us 1000
+
+echo "== lwsim: speed (64 cores, 10 ms virtual, atomic LWLock, 95/5)"
+cargo build --release -p lwlock --example lwsim
+t0=$(date +%s%N)
+target/lwsim/release/examples/lwsim --lock atomic --cores 64 --duration-us 10000
+ms=$((($(date +%s%N) - t0) / 1000000))
+echo "real: ${ms} ms (limit 30000 ms)"
+if [ "$ms" -gt 30000 ]; then
+    echo "lwsim speed check failed: ${ms} ms > 30 s" >&2
+    exit 1
+fi

@@ -1,0 +1,366 @@
+//! Calibrates lwsim's `this-machine` profile: measures here, on real threads, the costs the
+//! simulator charges, and writes `lwlock/sim-profiles/this-machine.json` (or `--out PATH`).
+//!
+//! ```text
+//! cargo run --release -p lwlock --example lwsim_calibrate [-- --out PATH] [--quick]
+//! ```
+//!
+//! Measured (each the median of several trials, threads pinned with `sched_setaffinity`):
+//! L1 load latency (pointer chase in 16 KiB), store and uncontended `lock xadd` on an owned line,
+//! `mfence`, PAUSE, DRAM latency (pointer chase over 256 MiB), the two-core line ping-pong (a CAS
+//! on one `AtomicBool` bounced between CPUs 0 and 1, one-way = round trip / 2, the method of
+//! nviennot/core-to-core-latency; the minimum of the trials, see below), an empty FUTEX_WAKE (the system-call cost), the waker's cost of
+//! a FUTEX_WAKE that wakes a sleeper and the sleeper's wake-to-run latency (from before the wake
+//! call to the sleeper running, same CLOCK_MONOTONIC), a futex ping-pong of two threads pinned to
+//! one CPU (a context switch each way) and the overshoot of a 1 ms sleep (timer slack). The time
+//! slice is computed from the CPU count and the kernel's formula. The topology is read from
+//! `/sys/devices/system/cpu`.
+//!
+//! On a loaded machine the figures include the load (the ping-pong takes the minimum of its trials
+//! because a descheduled partner measures the other job); the profile says when and how they
+//! were taken, with the load average.
+
+use std::hint::black_box;
+use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn pin(cpu: usize) {
+    // SAFETY: `set` is a plain bitmask initialised by CPU_ZERO; sched_setaffinity(0) applies it to
+    // the calling thread and only reads the mask.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_ZERO(&mut set);
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn trials(n: usize, mut f: impl FnMut() -> f64) -> f64 {
+    median((0..n).map(|_| f()).collect())
+}
+
+fn ns_per(iters: u64, f: impl FnOnce()) -> f64 {
+    let t = Instant::now();
+    f();
+    t.elapsed().as_nanos() as f64 / iters as f64
+}
+
+/// A random cyclic permutation (Sattolo) of `n` slots spaced `stride` words apart.
+fn chase_ring(n: usize, stride: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    for i in (1..n).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let j = (x % i as u64) as usize;
+        order.swap(i, j);
+    }
+    let mut ring = vec![0usize; n * stride];
+    for k in 0..n {
+        ring[order[k] * stride] = order[(k + 1) % n] * stride;
+    }
+    ring
+}
+
+fn chase(ring: &[usize], steps: u64) -> f64 {
+    let mut p = 0usize;
+    ns_per(steps, || {
+        for _ in 0..steps {
+            p = ring[p];
+        }
+        black_box(p);
+    })
+}
+
+fn ping_pong(rounds: u64) -> f64 {
+    let flag = Arc::new(AtomicBool::new(false));
+    let f2 = flag.clone();
+    let t = std::thread::spawn(move || {
+        pin(1);
+        for _ in 0..rounds {
+            while f2
+                .compare_exchange(true, false, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+            {
+                std::hint::spin_loop();
+            }
+        }
+    });
+    pin(0);
+    // Let the partner start spinning.
+    std::thread::sleep(Duration::from_millis(2));
+    let start = Instant::now();
+    for _ in 0..rounds {
+        while flag
+            .compare_exchange(false, true, Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
+        {
+            std::hint::spin_loop();
+        }
+    }
+    let ns = start.elapsed().as_nanos() as f64;
+    t.join().unwrap();
+    ns / rounds as f64 / 2.0
+}
+
+/// (waker's cost, wake-to-run latency) of one FUTEX_WAKE that wakes a sleeper, in ns.
+fn futex_wake_once(epoch: &Instant) -> (f64, f64) {
+    let word = Arc::new(AtomicU32::new(0));
+    let woke_at = Arc::new(AtomicU64::new(0));
+    let (w2, at2) = (word.clone(), woke_at.clone());
+    let e = *epoch;
+    let t = std::thread::spawn(move || {
+        pin(1);
+        while w2.load(Ordering::Acquire) == 0 {
+            atomic_wait::wait(&w2, 0);
+        }
+        at2.store(e.elapsed().as_nanos() as u64, Ordering::Release);
+    });
+    pin(0);
+    std::thread::sleep(Duration::from_millis(1)); // the sleeper is in FUTEX_WAIT by now
+    let t0 = epoch.elapsed().as_nanos() as u64;
+    word.store(1, Ordering::Release);
+    atomic_wait::wake_one(&*word);
+    let t1 = epoch.elapsed().as_nanos() as u64;
+    t.join().unwrap();
+    let t2 = woke_at.load(Ordering::Acquire);
+    ((t1 - t0) as f64, t2.saturating_sub(t0) as f64)
+}
+
+/// Two threads on one CPU handing a futex token back and forth: ns per switch.
+fn same_cpu_switch(rounds: u32) -> f64 {
+    let word = Arc::new(AtomicU32::new(0));
+    let w2 = word.clone();
+    let t = std::thread::spawn(move || {
+        pin(0);
+        for i in 0..rounds {
+            let want = 2 * i + 1;
+            while w2.load(Ordering::Acquire) != want {
+                atomic_wait::wait(&w2, w2.load(Ordering::Acquire).min(want - 1));
+            }
+            w2.store(want + 1, Ordering::Release);
+            atomic_wait::wake_one(&*w2);
+        }
+    });
+    pin(0);
+    let start = Instant::now();
+    for i in 0..rounds {
+        word.store(2 * i + 1, Ordering::Release);
+        atomic_wait::wake_one(&*word);
+        let want = 2 * i + 2;
+        loop {
+            let v = word.load(Ordering::Acquire);
+            if v == want {
+                break;
+            }
+            atomic_wait::wait(&word, v);
+        }
+    }
+    let ns = start.elapsed().as_nanos() as f64;
+    t.join().unwrap();
+    ns / rounds as f64 / 2.0
+}
+
+fn read(path: &str) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+fn list_len(list: &str) -> usize {
+    list.split(',')
+        .map(|r| match r.split_once('-') {
+            Some((a, b)) => b.parse::<usize>().unwrap_or(0) + 1 - a.parse::<usize>().unwrap_or(0),
+            None => 1,
+        })
+        .sum()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let out = args
+        .iter()
+        .position(|a| a == "--out")
+        .and_then(|i| args.get(i + 1).cloned())
+        .unwrap_or_else(|| {
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/sim-profiles/this-machine.json"
+            )
+            .to_string()
+        });
+    let n = if quick { 3 } else { 7 };
+    let ncpu = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    assert!(ncpu >= 2, "the ping-pong needs two CPUs");
+
+    // Topology from sysfs.
+    let mut packages = std::collections::BTreeSet::new();
+    let mut cores = std::collections::BTreeSet::new();
+    for c in 0..ncpu {
+        let base = format!("/sys/devices/system/cpu/cpu{c}/topology");
+        let p = read(&format!("{base}/physical_package_id")).unwrap_or_default();
+        let k = read(&format!("{base}/core_id")).unwrap_or_default();
+        packages.insert(p.clone());
+        cores.insert((p, k));
+    }
+    let sockets = packages.len().max(1);
+    let phys = cores.len().max(1);
+    let tpc = (ncpu / phys).max(1);
+    let l3_cpus = read("/sys/devices/system/cpu/cpu0/cache/index3/shared_cpu_list")
+        .map(|l| list_len(&l))
+        .unwrap_or(ncpu);
+    let cores_per_socket = phys / sockets;
+    let cores_per_l3 = (l3_cpus / tpc).clamp(1, cores_per_socket);
+    let model = read("/proc/cpuinfo")
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let kernel = read("/proc/sys/kernel/osrelease").unwrap_or_default();
+
+    pin(0);
+    eprintln!("calibrating on {model}, {ncpu} CPUs, kernel {kernel} ...");
+    let l1 = chase_ring(2048, 1);
+    let load_hit = trials(n, || chase(&l1, 20_000_000));
+    let cell = AtomicU64::new(0);
+    let store_hit = trials(n, || {
+        ns_per(50_000_000, || {
+            for i in 0..50_000_000u64 {
+                // A volatile-ish store the compiler keeps (relaxed atomic store: a plain mov).
+                black_box(&cell).store(i, Ordering::Relaxed);
+            }
+        })
+    });
+    let rmw_hit = trials(n, || {
+        ns_per(20_000_000, || {
+            for _ in 0..20_000_000u64 {
+                black_box(&cell).fetch_add(1, Ordering::Relaxed);
+            }
+        })
+    });
+    let mfence = trials(n, || {
+        ns_per(10_000_000, || {
+            for i in 0..10_000_000u64 {
+                // black_box between the fences: LLVM may not merge adjacent fences across it.
+                black_box(i);
+                fence(Ordering::SeqCst);
+            }
+        })
+    });
+    let pause = trials(n, || {
+        ns_per(5_000_000, || {
+            for _ in 0..5_000_000u64 {
+                std::hint::spin_loop();
+            }
+        })
+    });
+    let dram = chase_ring(if quick { 1 << 21 } else { 1 << 22 }, 8); // 128 / 256 MiB, one slot a line
+    let memory = trials(3, || chase(&dram, 2_000_000));
+    drop(dram);
+    // The minimum, not the median: on a shared machine a trial whose partner thread was
+    // descheduled measures the other job, not the line transfer.
+    let transfer = (0..2 * n)
+        .map(|_| ping_pong(if quick { 20_000 } else { 50_000 }))
+        .fold(f64::INFINITY, f64::min);
+    let word = AtomicU32::new(0);
+    let syscall = trials(n, || {
+        ns_per(200_000, || {
+            for _ in 0..200_000 {
+                atomic_wait::wake_one(&word);
+            }
+        })
+    });
+    let epoch = Instant::now();
+    let wakes: Vec<(f64, f64)> = (0..if quick { 30 } else { 200 })
+        .map(|_| futex_wake_once(&epoch))
+        .collect();
+    let futex_wake = median(wakes.iter().map(|w| w.0).collect());
+    let wake_to_run = median(wakes.iter().map(|w| w.1).collect());
+    let ctx = trials(n, || same_cpu_switch(if quick { 5_000 } else { 20_000 }));
+    let slack = median(
+        (0..if quick { 10 } else { 50 })
+            .map(|_| {
+                let t = Instant::now();
+                std::thread::sleep(Duration::from_millis(1));
+                t.elapsed().as_nanos() as f64 - 1e6
+            })
+            .collect(),
+    );
+    let ilog = (ncpu.min(8) as f64).log2().floor() as u32;
+    let base_ms = {
+        let mut it = kernel.split(['.', '-']);
+        let (maj, min) = (
+            it.next().and_then(|x| x.parse::<u32>().ok()).unwrap_or(0),
+            it.next().and_then(|x| x.parse::<u32>().ok()).unwrap_or(0),
+        );
+        if (maj, min) >= (6, 15) {
+            0.70
+        } else {
+            0.75
+        }
+    };
+    let slice_ns = base_ms * 1e6 * (1 + ilog) as f64;
+
+    let when = std::process::Command::new("date")
+        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let load = read("/proc/loadavg").unwrap_or_default();
+    let here = format!(
+        "measured here by lwlock/examples/lwsim_calibrate.rs on {when} ({model}, {ncpu} CPUs, kernel {kernel}, loadavg {load}), median of trials"
+    );
+    let e = |v: f64, how: &str| {
+        format!(
+            "{{ \"value\": {:.3}, \"source\": \"{here}: {how}\" }}",
+            v.max(0.0)
+        )
+    };
+    let costs = [
+        ("load_hit_ns", e(load_hit, "pointer chase in 16 KiB (L1 load-to-use)")),
+        ("store_hit_ns", e(store_hit, "relaxed stores to one owned line, per store")),
+        ("rmw_hit_ns", e(rmw_hit, "fetch_add (lock xadd) on an owned line, per op")),
+        ("mfence_ns", e(mfence, "fence(SeqCst) loop, per fence")),
+        ("pause_ns", e(pause, "spin_loop (PAUSE) loop, per PAUSE")),
+        ("memory_ns", e(memory, "pointer chase over 128-256 MiB, one slot per line")),
+        ("transfer_smt_ns", e(transfer, &format!("no SMT siblings here ({tpc} thread(s) per core): the same-L3 value"))),
+        ("transfer_l3_ns", e(transfer, "CAS ping-pong of one AtomicBool between CPUs 0 and 1, one-way = round trip / 2, minimum of the trials")),
+        ("transfer_socket_ns", e(transfer, &format!("{sockets} socket(s), one L3 here: the same-L3 value"))),
+        ("transfer_remote_ns", e(transfer, "no second socket here: the same-L3 value (unused)")),
+        ("syscall_ns", e(syscall, "FUTEX_WAKE with no waiter, per call")),
+        ("futex_wake_ns", e(futex_wake, "waker's time in FUTEX_WAKE that wakes a sleeper on another CPU")),
+        ("wake_to_run_ns", e(wake_to_run, "from before FUTEX_WAKE to the woken thread running, another CPU")),
+        ("context_switch_ns", e(ctx, "futex token passed between two threads pinned to one CPU, per switch (includes the wait/wake system calls)")),
+        ("time_slice_ns", format!("{{ \"value\": {slice_ns:.0}, \"source\": \"computed for {ncpu} CPUs: base slice {base_ms} ms x (1 + ilog2(min(ncpus, 8))) (kernel/sched/fair.c; 0.70 ms base from 6.15, commit 2ae891b826958b)\" }}")),
+        ("timer_slack_ns", e(slack, "overshoot of std::thread::sleep(1 ms)")),
+    ];
+    let mut json = String::from("{\n  \"name\": \"this-machine\",\n");
+    json += &format!("  \"description\": \"calibrated: {model}, {ncpu} CPUs, on {when}\",\n");
+    json += &format!(
+        "  \"topology\": {{ \"sockets\": {sockets}, \"cores_per_socket\": {cores_per_socket}, \"threads_per_core\": {tpc}, \"cores_per_l3\": {cores_per_l3}, \"source\": \"/sys/devices/system/cpu topology and cache/index3 on this machine\" }},\n"
+    );
+    json += "  \"costs\": {\n";
+    for (i, (k, v)) in costs.iter().enumerate() {
+        json += &format!(
+            "    \"{k}\": {v}{}\n",
+            if i + 1 < costs.len() { "," } else { "" }
+        );
+    }
+    json += "  }\n}\n";
+    std::fs::write(&out, &json).unwrap_or_else(|e| panic!("{out}: {e}"));
+    print!("{json}");
+    eprintln!("wrote {out}");
+}

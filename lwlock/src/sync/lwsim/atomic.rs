@@ -1,0 +1,311 @@
+//! The simulated atomics: std's atomics, each operation first charged to the coherence model.
+//!
+//! On x86-64 (every profile's ISA) a `load` is a plain load, a non-SeqCst `store` a plain store, a
+//! SeqCst `store` an `xchg` (an RMW), and every `swap`, `fetch_*` and `compare_exchange*` a
+//! `lock`-prefixed RMW that takes the line in Modified state even when a CAS fails. `fetch_update`
+//! is a load followed by a CAS loop, as it compiles. Acquire/Release fences are free on x86
+//! (compiler barriers); a SeqCst fence is an `mfence`.
+
+use super::machine::{self, Access};
+use std::sync::atomic::Ordering;
+
+#[inline(always)]
+fn charge<T>(a: &T, kind: Access) {
+    machine::access(a as *const T as usize, kind);
+}
+
+#[inline(always)]
+fn store_kind(order: Ordering) -> Access {
+    if order == Ordering::SeqCst {
+        Access::Rmw
+    } else {
+        Access::Store
+    }
+}
+
+/// A memory fence: an `mfence` for SeqCst, free otherwise (x86-64).
+pub fn fence(order: Ordering) {
+    if order == Ordering::SeqCst {
+        machine::charge_plain(machine::Plain::Fence);
+    }
+    std::sync::atomic::fence(order);
+}
+
+macro_rules! sim_int {
+    ($name:ident, $std:ty, $int:ty) => {
+        /// A simulated atomic integer (see the module docs for what each operation costs).
+        #[derive(Debug, Default)]
+        #[repr(transparent)]
+        pub struct $name {
+            inner: $std,
+        }
+
+        impl $name {
+            /// A new atomic holding `v` (no access is charged).
+            pub const fn new(v: $int) -> Self {
+                Self {
+                    inner: <$std>::new(v),
+                }
+            }
+            /// The std atomic underneath (uncharged).
+            pub fn as_std(&self) -> &$std {
+                &self.inner
+            }
+            /// Consumes the atomic, returning its value.
+            pub fn into_inner(self) -> $int {
+                self.inner.into_inner()
+            }
+            /// A mutable reference to the value (exclusive access, uncharged).
+            pub fn get_mut(&mut self) -> &mut $int {
+                self.inner.get_mut()
+            }
+            /// A load.
+            #[inline]
+            pub fn load(&self, order: Ordering) -> $int {
+                charge(self, Access::Load);
+                self.inner.load(order)
+            }
+            /// A store (an RMW when SeqCst).
+            #[inline]
+            pub fn store(&self, v: $int, order: Ordering) {
+                charge(self, store_kind(order));
+                self.inner.store(v, order)
+            }
+            /// An RMW.
+            #[inline]
+            pub fn swap(&self, v: $int, order: Ordering) -> $int {
+                charge(self, Access::Rmw);
+                self.inner.swap(v, order)
+            }
+            /// An RMW (also when it fails).
+            #[inline]
+            pub fn compare_exchange(
+                &self,
+                current: $int,
+                new: $int,
+                success: Ordering,
+                failure: Ordering,
+            ) -> Result<$int, $int> {
+                charge(self, Access::Rmw);
+                self.inner.compare_exchange(current, new, success, failure)
+            }
+            /// An RMW (also when it fails). Never fails spuriously in the simulation.
+            #[inline]
+            pub fn compare_exchange_weak(
+                &self,
+                current: $int,
+                new: $int,
+                success: Ordering,
+                failure: Ordering,
+            ) -> Result<$int, $int> {
+                charge(self, Access::Rmw);
+                self.inner.compare_exchange(current, new, success, failure)
+            }
+            /// An RMW.
+            #[inline]
+            pub fn fetch_add(&self, v: $int, order: Ordering) -> $int {
+                charge(self, Access::Rmw);
+                self.inner.fetch_add(v, order)
+            }
+            /// An RMW.
+            #[inline]
+            pub fn fetch_sub(&self, v: $int, order: Ordering) -> $int {
+                charge(self, Access::Rmw);
+                self.inner.fetch_sub(v, order)
+            }
+            /// An RMW.
+            #[inline]
+            pub fn fetch_or(&self, v: $int, order: Ordering) -> $int {
+                charge(self, Access::Rmw);
+                self.inner.fetch_or(v, order)
+            }
+            /// An RMW.
+            #[inline]
+            pub fn fetch_and(&self, v: $int, order: Ordering) -> $int {
+                charge(self, Access::Rmw);
+                self.inner.fetch_and(v, order)
+            }
+            /// An RMW.
+            #[inline]
+            pub fn fetch_xor(&self, v: $int, order: Ordering) -> $int {
+                charge(self, Access::Rmw);
+                self.inner.fetch_xor(v, order)
+            }
+            /// A load, then a CAS loop (as it compiles on x86-64).
+            #[inline]
+            pub fn fetch_max(&self, v: $int, order: Ordering) -> $int {
+                self.fetch_update(order, Ordering::Relaxed, |x| Some(x.max(v)))
+                    .unwrap_or_else(|x| x)
+            }
+            /// A load, then a CAS loop (as it compiles on x86-64).
+            #[inline]
+            pub fn fetch_min(&self, v: $int, order: Ordering) -> $int {
+                self.fetch_update(order, Ordering::Relaxed, |x| Some(x.min(v)))
+                    .unwrap_or_else(|x| x)
+            }
+            /// A load, then one CAS per attempt.
+            pub fn fetch_update<F: FnMut($int) -> Option<$int>>(
+                &self,
+                set_order: Ordering,
+                fetch_order: Ordering,
+                mut f: F,
+            ) -> Result<$int, $int> {
+                let mut prev = self.load(fetch_order);
+                while let Some(next) = f(prev) {
+                    match self.compare_exchange_weak(prev, next, set_order, fetch_order) {
+                        Ok(x) => return Ok(x),
+                        Err(now) => prev = now,
+                    }
+                }
+                Err(prev)
+            }
+        }
+    };
+}
+
+sim_int!(AtomicU8, std::sync::atomic::AtomicU8, u8);
+sim_int!(AtomicU32, std::sync::atomic::AtomicU32, u32);
+sim_int!(AtomicU64, std::sync::atomic::AtomicU64, u64);
+sim_int!(AtomicUsize, std::sync::atomic::AtomicUsize, usize);
+
+/// A simulated `AtomicBool`.
+#[derive(Debug, Default)]
+#[repr(transparent)]
+pub struct AtomicBool {
+    inner: std::sync::atomic::AtomicBool,
+}
+
+impl AtomicBool {
+    /// A new atomic holding `v`.
+    pub const fn new(v: bool) -> Self {
+        Self {
+            inner: std::sync::atomic::AtomicBool::new(v),
+        }
+    }
+    /// Consumes the atomic.
+    pub fn into_inner(self) -> bool {
+        self.inner.into_inner()
+    }
+    /// A mutable reference (uncharged).
+    pub fn get_mut(&mut self) -> &mut bool {
+        self.inner.get_mut()
+    }
+    /// A load.
+    #[inline]
+    pub fn load(&self, order: Ordering) -> bool {
+        charge(self, Access::Load);
+        self.inner.load(order)
+    }
+    /// A store (an RMW when SeqCst).
+    #[inline]
+    pub fn store(&self, v: bool, order: Ordering) {
+        charge(self, store_kind(order));
+        self.inner.store(v, order)
+    }
+    /// An RMW.
+    #[inline]
+    pub fn swap(&self, v: bool, order: Ordering) -> bool {
+        charge(self, Access::Rmw);
+        self.inner.swap(v, order)
+    }
+    /// An RMW (also when it fails).
+    #[inline]
+    pub fn compare_exchange(
+        &self,
+        current: bool,
+        new: bool,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<bool, bool> {
+        charge(self, Access::Rmw);
+        self.inner.compare_exchange(current, new, success, failure)
+    }
+    /// An RMW (also when it fails); never fails spuriously.
+    #[inline]
+    pub fn compare_exchange_weak(
+        &self,
+        current: bool,
+        new: bool,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<bool, bool> {
+        self.compare_exchange(current, new, success, failure)
+    }
+    /// An RMW.
+    #[inline]
+    pub fn fetch_or(&self, v: bool, order: Ordering) -> bool {
+        charge(self, Access::Rmw);
+        self.inner.fetch_or(v, order)
+    }
+    /// An RMW.
+    #[inline]
+    pub fn fetch_and(&self, v: bool, order: Ordering) -> bool {
+        charge(self, Access::Rmw);
+        self.inner.fetch_and(v, order)
+    }
+}
+
+/// A simulated `AtomicPtr`.
+#[derive(Debug, Default)]
+#[repr(transparent)]
+pub struct AtomicPtr<T> {
+    inner: std::sync::atomic::AtomicPtr<T>,
+}
+
+impl<T> AtomicPtr<T> {
+    /// A new atomic holding `p`.
+    pub const fn new(p: *mut T) -> Self {
+        Self {
+            inner: std::sync::atomic::AtomicPtr::new(p),
+        }
+    }
+    /// Consumes the atomic.
+    pub fn into_inner(self) -> *mut T {
+        self.inner.into_inner()
+    }
+    /// A mutable reference (uncharged).
+    pub fn get_mut(&mut self) -> &mut *mut T {
+        self.inner.get_mut()
+    }
+    /// A load.
+    #[inline]
+    pub fn load(&self, order: Ordering) -> *mut T {
+        charge(self, Access::Load);
+        self.inner.load(order)
+    }
+    /// A store (an RMW when SeqCst).
+    #[inline]
+    pub fn store(&self, p: *mut T, order: Ordering) {
+        charge(self, store_kind(order));
+        self.inner.store(p, order)
+    }
+    /// An RMW.
+    #[inline]
+    pub fn swap(&self, p: *mut T, order: Ordering) -> *mut T {
+        charge(self, Access::Rmw);
+        self.inner.swap(p, order)
+    }
+    /// An RMW (also when it fails).
+    #[inline]
+    pub fn compare_exchange(
+        &self,
+        current: *mut T,
+        new: *mut T,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<*mut T, *mut T> {
+        charge(self, Access::Rmw);
+        self.inner.compare_exchange(current, new, success, failure)
+    }
+    /// An RMW (also when it fails); never fails spuriously.
+    #[inline]
+    pub fn compare_exchange_weak(
+        &self,
+        current: *mut T,
+        new: *mut T,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<*mut T, *mut T> {
+        self.compare_exchange(current, new, success, failure)
+    }
+}

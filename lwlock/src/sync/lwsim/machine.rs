@@ -1,0 +1,980 @@
+//! The simulated machine: virtual clocks, the coherence directory with its per-line transfer
+//! queue, the OS model (cores, run queues, futexes, sleeps) and the counters.
+//!
+//! All state lives in one thread-local [`Machine`]: shuttle runs every task and the scheduler on
+//! the OS thread that called [`super::run`], so they all see it. Task code borrows it only between
+//! scheduling points (never across a shuttle call), the scheduler only inside `next_task`.
+//!
+//! # Time
+//! Picoseconds (`u64`). Every task has a clock; an operation of the running task executes at the
+//! task's clock and advances it by the operation's cost. Ordering is conservative: a task performs
+//! an operation only while its `(clock, priority)` key is below every other eligible task's (the
+//! *horizon*), otherwise it yields and the scheduler runs the smallest key. So operations on
+//! shared state happen in virtual-time order.
+//!
+//! # Coherence
+//! A directory entry per 64-byte line (`Line`): `owner` (a hardware thread holding it Modified or
+//! Exclusive) or a sharer set. Costs by case (profile keys in brackets):
+//!
+//! | access | line state | cost | queued |
+//! |---|---|---|---|
+//! | load | owned or shared by me | `load_hit` | no |
+//! | load | Modified at `o` | transfer(me, o) → both share it | yes |
+//! | load | Shared by others | transfer(me, nearest sharer) | yes |
+//! | store/RMW | owned by me | `store_hit` / `rmw_hit` | no |
+//! | store/RMW | Modified at `o` | transfer(me, o) (+ `rmw_hit`) → I own it | yes |
+//! | store/RMW | Shared by others | transfer(me, farthest sharer) (+ `rmw_hit`): invalidation | yes |
+//! | any | never touched | `memory` (+ `rmw_hit`) | yes |
+//!
+//! transfer(a, b) is `transfer_smt`, `transfer_l3`, `transfer_socket` or `transfer_remote` by
+//! where the two hardware threads sit. A queued access starts when the line is free
+//! (`busy_until`) and holds it for its whole cost: one transfer at a time per line. The wait is
+//! counted as `line_wait`. A load of a line Shared elsewhere holds it for the profile's
+//! `shared_load_occupancy` fraction of its cost (default 1, the Boyd-Wickizer et al. model in
+//! which a hand-off waits behind the spinners' re-fetches; 0 lets shared reads overlap).
+//! Lines are never evicted (no capacity model).
+//!
+//! # OS
+//! Each simulated thread (a task spawned with [`super::thread::spawn`]) needs a core: on start or
+//! after a wakeup it takes its previous core if idle, else the lowest idle one, else it joins a run
+//! queue (its previous core's for a wakeup, the shortest for a new thread) and is parked until
+//! dispatched. A running thread whose slice has ended is preempted at its next operation if its
+//! core's queue is not empty. A core that goes idle takes the head of its own queue, else steals
+//! the head of the first non-empty queue. A dispatch costs `context_switch`. The main task is a
+//! supervisor outside the machine: it has no core and is never preempted.
+
+use super::profile::{cost, Profile};
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// log2 of the line size (64 bytes).
+pub const LINE_SHIFT: u32 = 6;
+/// Directory slots: hardware threads plus the supervisor.
+pub const MAX_AGENTS: usize = 512;
+const WORDS: usize = MAX_AGENTS / 64;
+const NONE: u16 = u16::MAX;
+
+/// What an atomic (or [`super::touch`]) does to its line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// A load.
+    Load,
+    /// A plain store.
+    Store,
+    /// A locked RMW (also a failed CAS and a SeqCst store on x86-64).
+    Rmw,
+}
+
+/// Time spent without touching shared memory.
+#[derive(Clone, Copy, Debug)]
+pub enum Plain {
+    /// One PAUSE.
+    Pause,
+    /// An `mfence`.
+    Fence,
+    /// Computation, picoseconds.
+    Compute(u64),
+}
+
+/// A tiny multiplicative hasher for line addresses (deterministic, fast).
+#[derive(Default)]
+struct AddrHasher(u64);
+impl Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ *b as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+type Map<K, V> = HashMap<K, V, BuildHasherDefault<AddrHasher>>;
+
+#[derive(Clone, Copy, Default)]
+struct Bits([u64; WORDS]);
+impl Bits {
+    fn has(&self, a: usize) -> bool {
+        self.0[a / 64] >> (a % 64) & 1 != 0
+    }
+    fn set(&mut self, a: usize) {
+        self.0[a / 64] |= 1 << (a % 64);
+    }
+    fn only(a: usize) -> Bits {
+        let mut b = Bits::default();
+        b.set(a);
+        b
+    }
+    fn is_empty(&self) -> bool {
+        self.0.iter().all(|w| *w == 0)
+    }
+    fn count(&self) -> u64 {
+        self.0.iter().map(|w| w.count_ones() as u64).sum()
+    }
+    fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().enumerate().flat_map(|(i, w)| {
+            let mut w = *w;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros() as usize;
+                w &= w - 1;
+                Some(i * 64 + b)
+            })
+        })
+    }
+}
+
+/// A directory entry.
+#[derive(Clone, Copy)]
+struct Line {
+    /// The hardware thread holding the line Modified/Exclusive, or `NONE`.
+    owner: u16,
+    /// Threads holding it Shared (when `owner == NONE`).
+    sharers: Bits,
+    /// The line serves one transfer at a time: the next one starts at this time.
+    busy_until: u64,
+    /// 1 + index into the watched lines, or 0.
+    watch: u32,
+}
+
+/// Counters of one simulated core (hardware thread) or of the supervisor.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CoreCounters {
+    /// Virtual time this core spent running threads (ps).
+    pub busy_ps: u64,
+    /// Memory operations (atomics and touches).
+    pub ops: u64,
+    /// Operations served from the local cache.
+    pub hits: u64,
+    /// Loads of a line Modified at another core.
+    pub load_from_modified: u64,
+    /// Loads of a line Shared by other cores.
+    pub load_from_shared: u64,
+    /// Stores/RMWs taking a line Modified at another core.
+    pub rfo_from_modified: u64,
+    /// Stores/RMWs invalidating sharers.
+    pub invalidations: u64,
+    /// Sharer copies invalidated by those.
+    pub sharers_invalidated: u64,
+    /// First touches of a line (from memory).
+    pub fills: u64,
+    /// Time spent waiting for a line busy with another transfer (ps).
+    pub line_wait_ps: u64,
+    /// PAUSE hints.
+    pub pauses: u64,
+    /// Futex waits that slept.
+    pub futex_sleeps: u64,
+    /// Threads woken by this core's FUTEX_WAKE calls.
+    pub futex_wakes: u64,
+    /// Timed sleeps.
+    pub sleeps: u64,
+    /// `sched_yield` calls.
+    pub yields: u64,
+    /// Threads preempted at the end of their slice on this core.
+    pub preemptions: u64,
+    /// Dispatches of a queued thread onto this core.
+    pub context_switches: u64,
+}
+
+impl CoreCounters {
+    /// Line transfers of every kind (misses).
+    pub fn transfers(&self) -> u64 {
+        self.load_from_modified
+            + self.load_from_shared
+            + self.rfo_from_modified
+            + self.invalidations
+            + self.fills
+    }
+    fn add(&mut self, o: &CoreCounters) {
+        self.busy_ps += o.busy_ps;
+        self.ops += o.ops;
+        self.hits += o.hits;
+        self.load_from_modified += o.load_from_modified;
+        self.load_from_shared += o.load_from_shared;
+        self.rfo_from_modified += o.rfo_from_modified;
+        self.invalidations += o.invalidations;
+        self.sharers_invalidated += o.sharers_invalidated;
+        self.fills += o.fills;
+        self.line_wait_ps += o.line_wait_ps;
+        self.pauses += o.pauses;
+        self.futex_sleeps += o.futex_sleeps;
+        self.futex_wakes += o.futex_wakes;
+        self.sleeps += o.sleeps;
+        self.yields += o.yields;
+        self.preemptions += o.preemptions;
+        self.context_switches += o.context_switches;
+    }
+}
+
+/// Counters of one watched line (a lock word, see [`watch`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LineCounters {
+    /// The name given to [`watch`].
+    pub name: String,
+    /// Accesses to the line.
+    pub ops: u64,
+    /// Loads, stores, RMWs among them.
+    pub loads: u64,
+    /// Plain stores.
+    pub stores: u64,
+    /// RMWs.
+    pub rmws: u64,
+    /// Accesses that hit.
+    pub hits: u64,
+    /// Transfers by kind.
+    pub load_from_modified: u64,
+    /// See [`CoreCounters::load_from_shared`].
+    pub load_from_shared: u64,
+    /// See [`CoreCounters::rfo_from_modified`].
+    pub rfo_from_modified: u64,
+    /// See [`CoreCounters::invalidations`].
+    pub invalidations: u64,
+    /// See [`CoreCounters::fills`].
+    pub fills: u64,
+    /// Time requests waited for the line (ps).
+    pub wait_ps: u64,
+}
+
+impl LineCounters {
+    /// Line transfers of every kind.
+    pub fn transfers(&self) -> u64 {
+        self.load_from_modified
+            + self.load_from_shared
+            + self.rfo_from_modified
+            + self.invalidations
+            + self.fills
+    }
+}
+
+/// What a run measured. Everything but `real` is a function of (program, profile, cores, seed).
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// Profile name.
+    pub profile: String,
+    /// Simulated cores (hardware threads) in use.
+    pub cores: usize,
+    /// Simulated threads that ran.
+    pub threads: usize,
+    /// The largest virtual clock a simulated thread reached when it exited (ps): the run's
+    /// makespan (the supervisor's clock is not included).
+    pub end_ps: u64,
+    /// Counters per core.
+    pub per_core: Vec<CoreCounters>,
+    /// The supervisor's (main task's) counters.
+    pub supervisor: CoreCounters,
+    /// Watched lines.
+    pub lines: Vec<LineCounters>,
+    /// Scheduler decisions (shuttle steps).
+    pub steps: u64,
+    /// Real time the run took.
+    pub real: std::time::Duration,
+}
+
+impl Report {
+    /// The per-core counters summed.
+    pub fn total(&self) -> CoreCounters {
+        let mut t = CoreCounters::default();
+        for c in &self.per_core {
+            t.add(c);
+        }
+        t
+    }
+    /// A watched line by name.
+    pub fn line(&self, name: &str) -> Option<&LineCounters> {
+        self.lines.iter().find(|l| l.name == name)
+    }
+    /// Simulated memory operations per real second.
+    pub fn events_per_sec(&self) -> f64 {
+        let t = self.total();
+        (t.ops + self.supervisor.ops) as f64 / self.real.as_secs_f64().max(1e-9)
+    }
+    /// The deterministic part, for comparing runs.
+    pub fn fingerprint(&self) -> (u64, Vec<CoreCounters>, Vec<LineCounters>, u64) {
+        (
+            self.end_ps,
+            self.per_core.clone(),
+            self.lines.clone(),
+            self.steps,
+        )
+    }
+    /// A few lines for humans.
+    pub fn summary(&self) -> String {
+        let t = self.total();
+        format!(
+            "{} cores={} threads={} virtual={:.3}ms ops={} transfers={} (lfm {} lfs {} rfo {} inv {} fill {}) line_wait={:.3}ms futex sleeps={} wakes={} sleeps={} preemptions={} ctx={} | real {:.2}s, {:.2} M events/s, {} steps",
+            self.profile,
+            self.cores,
+            self.threads,
+            self.end_ps as f64 / 1e9,
+            t.ops,
+            t.transfers(),
+            t.load_from_modified,
+            t.load_from_shared,
+            t.rfo_from_modified,
+            t.invalidations,
+            t.fills,
+            t.line_wait_ps as f64 / 1e9,
+            t.futex_sleeps,
+            t.futex_wakes,
+            t.sleeps,
+            t.preemptions,
+            t.context_switches,
+            self.real.as_secs_f64(),
+            self.events_per_sec() / 1e6,
+            self.steps
+        )
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Task {
+    clock: u64,
+    prio: u64,
+    /// Not eligible: asleep on a futex or waiting in a run queue.
+    parked: bool,
+    /// Must take a core before its next operation (new, or back from a sleep or wakeup).
+    needs_core: bool,
+    core: Option<u32>,
+    last_core: Option<u32>,
+    /// Not a simulated thread (the main task): no core, no preemption.
+    supervisor: bool,
+    exited: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Core {
+    running: Option<usize>,
+    slice_end: u64,
+    queue: VecDeque<usize>,
+}
+
+/// The whole simulated machine.
+pub struct Machine {
+    pub(super) prof: Profile,
+    costs: [u64; 16],
+    shared_occupancy: f64,
+    ncores: usize,
+    seed: u64,
+    tasks: Vec<Task>,
+    cores: Vec<Core>,
+    lines: Map<usize, Line>,
+    futexes: Map<usize, VecDeque<usize>>,
+    /// Clock of the last scheduling decision (never decreases).
+    now: u64,
+    /// The running task.
+    current: usize,
+    /// `(clock, prio, id)` of the best other eligible task at the last decision (lowered when the
+    /// running task makes another one eligible).
+    horizon: (u64, u64, usize),
+    counters: Vec<CoreCounters>,
+    watched: Vec<LineCounters>,
+    steps: u64,
+    threads: usize,
+    end_ps: u64,
+}
+
+impl std::fmt::Debug for Machine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Machine")
+            .field("profile", &self.prof.name)
+            .field("cores", &self.ncores)
+            .field("tasks", &self.tasks.len())
+            .field("now_ps", &self.now)
+            .finish()
+    }
+}
+
+thread_local! {
+    static MACHINE: RefCell<Option<Box<Machine>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with the machine of this OS thread, if a simulation runs on it.
+pub fn with_machine<R>(f: impl FnOnce(Option<&mut Machine>) -> R) -> R {
+    MACHINE.with(|m| f(m.borrow_mut().as_deref_mut()))
+}
+
+/// Whether a simulation runs on this OS thread.
+pub fn active() -> bool {
+    MACHINE.with(|m| m.borrow().is_some())
+}
+
+pub(super) fn install(m: Machine) {
+    MACHINE.with(|c| *c.borrow_mut() = Some(Box::new(m)));
+}
+
+pub(super) fn uninstall() -> Option<Box<Machine>> {
+    MACHINE.with(|c| c.borrow_mut().take())
+}
+
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+enum Prep {
+    Go,
+    Yield,
+}
+
+impl Machine {
+    pub(super) fn new(prof: Profile, ncores: usize, seed: u64) -> Machine {
+        assert!(
+            ncores >= 1 && ncores <= prof.hw_threads(),
+            "{ncores} cores requested; profile {} has {} hardware threads",
+            prof.name,
+            prof.hw_threads()
+        );
+        let mut costs = [0; 16];
+        costs.copy_from_slice(&prof.costs_ps[..16]);
+        Machine {
+            shared_occupancy: prof.shared_load_occupancy,
+            prof,
+            costs,
+            ncores,
+            seed,
+            tasks: Vec::new(),
+            cores: vec![Core::default(); ncores],
+            lines: Map::default(),
+            futexes: Map::default(),
+            now: 0,
+            current: 0,
+            horizon: (u64::MAX, u64::MAX, usize::MAX),
+            counters: vec![CoreCounters::default(); ncores + 1],
+            watched: Vec::new(),
+            steps: 0,
+            threads: 0,
+            end_ps: 0,
+        }
+    }
+
+    pub(super) fn into_report(self, real: std::time::Duration) -> Report {
+        let end_ps = self.end_ps;
+        let mut per_core = self.counters;
+        let supervisor = per_core.pop().unwrap_or_default();
+        Report {
+            profile: self.prof.name.clone(),
+            cores: self.ncores,
+            threads: self.threads,
+            end_ps,
+            per_core,
+            supervisor,
+            lines: self.watched,
+            steps: self.steps,
+            real,
+        }
+    }
+
+    fn task(&mut self, id: usize) -> &mut Task {
+        while self.tasks.len() <= id {
+            let n = self.tasks.len();
+            self.tasks.push(Task {
+                clock: self.now,
+                prio: splitmix(self.seed ^ (n as u64).wrapping_mul(0xA24B_AED4_963E_E407)),
+                parked: false,
+                needs_core: false,
+                core: None,
+                last_core: None,
+                supervisor: true,
+                exited: false,
+            });
+        }
+        &mut self.tasks[id]
+    }
+
+    fn key(&self, id: usize) -> (u64, u64, usize) {
+        (self.tasks[id].clock, self.tasks[id].prio, id)
+    }
+
+    /// The scheduler's decision: the eligible runnable task with the smallest key.
+    pub(super) fn pick(&mut self, runnable: impl Iterator<Item = usize>) -> usize {
+        self.steps += 1;
+        let mut best: Option<(u64, u64, usize)> = None;
+        let mut second = (u64::MAX, u64::MAX, usize::MAX);
+        for id in runnable {
+            self.task(id);
+            if self.tasks[id].parked {
+                continue;
+            }
+            let k = self.key(id);
+            match best {
+                Some(b) if k < b => {
+                    second = b;
+                    best = Some(k);
+                }
+                Some(_) => second = second.min(k),
+                None => best = Some(k),
+            }
+        }
+        let Some((clock, _, id)) = best else {
+            let parked: Vec<_> = (0..self.tasks.len())
+                .filter(|&i| self.tasks[i].parked)
+                .collect();
+            panic!(
+                "lwsim: deadlock at {:.3} ms virtual time: every unfinished thread sleeps on a \
+                 futex or waits in a run queue (tasks {parked:?}); a lost wakeup?",
+                self.now as f64 / 1e9
+            );
+        };
+        self.now = self.now.max(clock);
+        let t = &mut self.tasks[id];
+        t.clock = t.clock.max(self.now);
+        self.current = id;
+        self.horizon = second;
+        id
+    }
+
+    /// The running task's clock (ps).
+    pub fn clock_of_current(&self) -> u64 {
+        self.tasks.get(self.current).map(|t| t.clock).unwrap_or(0)
+    }
+
+    fn lower_horizon(&mut self, id: usize) {
+        let k = self.key(id);
+        if k < self.horizon {
+            self.horizon = k;
+        }
+    }
+
+    /// The directory slot of the running task: its core, else its last core, else the
+    /// supervisor's slot.
+    fn agent(&self) -> usize {
+        let t = &self.tasks[self.current];
+        t.core
+            .or(t.last_core)
+            .map(|c| c as usize)
+            .unwrap_or(self.ncores)
+    }
+
+    fn advance(&mut self, ps: u64) {
+        let a = self.agent();
+        self.tasks[self.current].clock += ps;
+        self.counters[a].busy_ps += ps;
+    }
+
+    /// Before an operation: take a core if needed, honour the slice, and yield unless the running
+    /// task is the earliest.
+    fn prepare(&mut self) -> Prep {
+        let id = self.current;
+        if self.tasks[id].parked {
+            return Prep::Yield;
+        }
+        if !self.tasks[id].supervisor && !self.tasks[id].exited {
+            if self.tasks[id].needs_core && !self.arrive(id) {
+                return Prep::Yield;
+            }
+            if self.slice_check(id) {
+                return Prep::Yield;
+            }
+        }
+        if self.key(id) < self.horizon {
+            Prep::Go
+        } else {
+            Prep::Yield
+        }
+    }
+
+    /// Preempts `id` if its slice ended and its core has queued threads. Returns whether it did.
+    fn slice_check(&mut self, id: usize) -> bool {
+        let Some(c) = self.tasks[id].core else {
+            return false;
+        };
+        let c = c as usize;
+        let clock = self.tasks[id].clock;
+        if clock < self.cores[c].slice_end {
+            return false;
+        }
+        if self.cores[c].queue.is_empty() {
+            self.cores[c].slice_end = clock + self.costs[cost::TIME_SLICE];
+            return false;
+        }
+        self.counters[c].preemptions += 1;
+        self.cores[c].queue.push_back(id);
+        let t = &mut self.tasks[id];
+        t.core = None;
+        t.last_core = Some(c as u32);
+        t.parked = true;
+        self.cores[c].running = None;
+        self.dispatch(c, clock);
+        true
+    }
+
+    /// Puts a thread that needs a core on one: its last core if idle, the lowest idle one, else a
+    /// run queue (parked). Returns whether it runs now.
+    fn arrive(&mut self, id: usize) -> bool {
+        let last = self.tasks[id].last_core.map(|c| c as usize);
+        let idle = last
+            .filter(|&c| self.cores[c].running.is_none())
+            .or_else(|| (0..self.ncores).find(|&c| self.cores[c].running.is_none()));
+        let t = &mut self.tasks[id];
+        t.needs_core = false;
+        if let Some(c) = idle {
+            t.core = Some(c as u32);
+            let clock = t.clock;
+            self.cores[c].running = Some(id);
+            self.cores[c].slice_end = clock + self.costs[cost::TIME_SLICE];
+            true
+        } else {
+            let c = last.unwrap_or_else(|| {
+                (0..self.ncores)
+                    .min_by_key(|&c| self.cores[c].queue.len())
+                    .unwrap_or(0)
+            });
+            t.parked = true;
+            self.cores[c].queue.push_back(id);
+            false
+        }
+    }
+
+    /// Core `c` became free at time `at`: run the head of its queue, or steal one.
+    fn dispatch(&mut self, c: usize, at: u64) {
+        let next = self.cores[c].queue.pop_front().or_else(|| {
+            (0..self.ncores)
+                .find(|&d| !self.cores[d].queue.is_empty())
+                .and_then(|d| self.cores[d].queue.pop_front())
+        });
+        let Some(n) = next else {
+            return;
+        };
+        let cs = self.costs[cost::CONTEXT_SWITCH];
+        let slice = self.costs[cost::TIME_SLICE];
+        let t = &mut self.tasks[n];
+        t.clock = t.clock.max(at) + cs;
+        t.parked = false;
+        t.needs_core = false;
+        t.core = Some(c as u32);
+        let clock = t.clock;
+        self.cores[c].running = Some(n);
+        self.cores[c].slice_end = clock + slice;
+        self.counters[c].context_switches += 1;
+        self.counters[c].busy_ps += cs;
+        self.lower_horizon(n);
+    }
+
+    fn leave_core(&mut self, id: usize) {
+        if let Some(c) = self.tasks[id].core.take() {
+            self.tasks[id].last_core = Some(c);
+            let c = c as usize;
+            self.cores[c].running = None;
+            let at = self.tasks[id].clock;
+            self.dispatch(c, at);
+        }
+    }
+
+    /// One coherence access by the running task.
+    fn do_access(&mut self, line_addr: usize, kind: Access) {
+        let a = self.agent();
+        let t0 = self.tasks[self.current].clock;
+        let costs = self.costs;
+        let prof = &self.prof;
+        let line = self.lines.entry(line_addr).or_insert(Line {
+            owner: NONE,
+            sharers: Bits::default(),
+            busy_until: 0,
+            watch: 0,
+        });
+        let n = self.ncores;
+        let hw = |x: usize| if x == n { 0 } else { x };
+        let dist = |x: usize| prof.transfer_ps(hw(a), hw(x));
+        let rmw = if kind == Access::Rmw {
+            costs[cost::RMW_HIT]
+        } else {
+            0
+        };
+        let cnt = &mut self.counters[a];
+        cnt.ops += 1;
+        // (cost, queued) and the new state.
+        let (c, queued, what) = if line.owner == a as u16 {
+            let c = match kind {
+                Access::Load => costs[cost::LOAD_HIT],
+                Access::Store => costs[cost::STORE_HIT],
+                Access::Rmw => costs[cost::RMW_HIT],
+            };
+            (c, false, 0)
+        } else if line.owner != NONE {
+            let o = line.owner as usize;
+            let c = dist(o);
+            if kind == Access::Load {
+                line.sharers = Bits::only(o);
+                line.sharers.set(a);
+                line.owner = NONE;
+                (c, true, 1)
+            } else {
+                line.owner = a as u16;
+                line.sharers = Bits::default();
+                (c + rmw, true, 3)
+            }
+        } else if line.sharers.has(a) {
+            if kind == Access::Load {
+                (costs[cost::LOAD_HIT], false, 0)
+            } else {
+                let mut others = line.sharers;
+                others.0[a / 64] &= !(1 << (a % 64));
+                line.owner = a as u16;
+                line.sharers = Bits::default();
+                if others.is_empty() {
+                    let c = if kind == Access::Rmw {
+                        costs[cost::RMW_HIT]
+                    } else {
+                        costs[cost::STORE_HIT]
+                    };
+                    (c, false, 0)
+                } else {
+                    let far = others.iter().map(dist).max().unwrap_or(0);
+                    cnt.sharers_invalidated += others.count();
+                    (far + rmw, true, 4)
+                }
+            }
+        } else if !line.sharers.is_empty() {
+            if kind == Access::Load {
+                let near = line.sharers.iter().map(dist).min().unwrap_or(0);
+                line.sharers.set(a);
+                (near, true, 2)
+            } else {
+                let far = line.sharers.iter().map(dist).max().unwrap_or(0);
+                cnt.sharers_invalidated += line.sharers.count();
+                line.owner = a as u16;
+                line.sharers = Bits::default();
+                (far + rmw, true, 4)
+            }
+        } else {
+            line.owner = a as u16;
+            (costs[cost::MEMORY] + rmw, true, 5)
+        };
+        let mut wait = 0;
+        let end = if queued {
+            let start = t0.max(line.busy_until);
+            wait = start - t0;
+            let hold = if what == 2 {
+                (c as f64 * self.shared_occupancy) as u64
+            } else {
+                c
+            };
+            line.busy_until = line.busy_until.max(start + hold);
+            start + c
+        } else {
+            t0 + c
+        };
+        match what {
+            0 => cnt.hits += 1,
+            1 => cnt.load_from_modified += 1,
+            2 => cnt.load_from_shared += 1,
+            3 => cnt.rfo_from_modified += 1,
+            4 => cnt.invalidations += 1,
+            _ => cnt.fills += 1,
+        }
+        cnt.line_wait_ps += wait;
+        cnt.busy_ps += end - t0;
+        if line.watch != 0 {
+            let w = &mut self.watched[line.watch as usize - 1];
+            w.ops += 1;
+            match kind {
+                Access::Load => w.loads += 1,
+                Access::Store => w.stores += 1,
+                Access::Rmw => w.rmws += 1,
+            }
+            match what {
+                0 => w.hits += 1,
+                1 => w.load_from_modified += 1,
+                2 => w.load_from_shared += 1,
+                3 => w.rfo_from_modified += 1,
+                4 => w.invalidations += 1,
+                _ => w.fills += 1,
+            }
+            w.wait_ps += wait;
+        }
+        self.tasks[self.current].clock = end;
+    }
+}
+
+/// Loops until the running task may perform an operation, then runs `f` on the machine. Returns
+/// `None` outside a simulation.
+fn at_sync_point<R>(mut f: impl FnMut(&mut Machine) -> R) -> Option<R> {
+    MACHINE.with(|cell| loop {
+        {
+            let mut b = cell.borrow_mut();
+            let m = b.as_deref_mut()?;
+            if let Prep::Go = m.prepare() {
+                return Some(f(m));
+            }
+        }
+        shuttle::thread::yield_now();
+    })
+}
+
+/// Charges one access of the line holding `addr` to the running task.
+#[inline]
+pub fn access(addr: usize, kind: Access) {
+    at_sync_point(|m| m.do_access(addr >> LINE_SHIFT, kind));
+}
+
+/// Charges time that touches no shared memory. Computation and fences then pass a sync point
+/// (other threads' earlier events, such as an arrival in this core's run queue, happen first, and
+/// the slice is checked); a PAUSE does not (a spin loop's next load is one).
+pub fn charge_plain(p: Plain) {
+    let sync = with_machine(|m| {
+        let Some(m) = m else { return false };
+        let a = m.agent();
+        let ps = match p {
+            Plain::Pause => {
+                m.counters[a].pauses += 1;
+                m.costs[cost::PAUSE]
+            }
+            Plain::Fence => m.costs[cost::MFENCE],
+            Plain::Compute(ps) => ps,
+        };
+        m.advance(ps);
+        !matches!(p, Plain::Pause)
+    });
+    if sync {
+        at_sync_point(|_| ());
+    }
+}
+
+/// Registers the line holding `ptr` for per-line counters under `name` (a lock word).
+pub fn watch<T: ?Sized>(name: &str, ptr: *const T) {
+    with_machine(|m| {
+        let Some(m) = m else { return };
+        let line_addr = (ptr as *const u8 as usize) >> LINE_SHIFT;
+        let idx = m.watched.len() as u32 + 1;
+        m.watched.push(LineCounters {
+            name: name.to_string(),
+            ..Default::default()
+        });
+        m.lines
+            .entry(line_addr)
+            .or_insert(Line {
+                owner: NONE,
+                sharers: Bits::default(),
+                busy_until: 0,
+                watch: 0,
+            })
+            .watch = idx;
+    });
+}
+
+/// The prologue of a simulated thread: it becomes a worker and takes a core.
+pub fn thread_start() {
+    with_machine(|m| {
+        if let Some(m) = m {
+            let id = m.current;
+            m.threads += 1;
+            let t = m.task(id);
+            t.supervisor = false;
+            t.needs_core = true;
+        }
+    });
+    at_sync_point(|_| ());
+}
+
+/// The epilogue of a simulated thread: it leaves its core.
+pub fn thread_exit() {
+    at_sync_point(|m| {
+        let id = m.current;
+        m.end_ps = m.end_ps.max(m.tasks[id].clock);
+        m.leave_core(id);
+        m.tasks[id].exited = true;
+    });
+}
+
+/// A timed sleep of `ps` picoseconds.
+pub fn sleep(ps: u64) {
+    at_sync_point(|m| {
+        let id = m.current;
+        let a = m.agent();
+        m.counters[a].sleeps += 1;
+        m.advance(m.costs[cost::SYSCALL]);
+        let supervisor = m.tasks[id].supervisor;
+        m.leave_core(id);
+        let t = &mut m.tasks[id];
+        t.clock += ps + m.costs[cost::TIMER_SLACK];
+        t.needs_core = !supervisor;
+    });
+    at_sync_point(|_| ());
+}
+
+/// `sched_yield`.
+pub fn sched_yield() {
+    let requeued = at_sync_point(|m| {
+        let id = m.current;
+        let a = m.agent();
+        m.counters[a].yields += 1;
+        m.advance(m.costs[cost::SYSCALL]);
+        let Some(c) = m.tasks[id].core else {
+            return false;
+        };
+        let c = c as usize;
+        if m.cores[c].queue.is_empty() {
+            return false;
+        }
+        m.cores[c].queue.push_back(id);
+        let t = &mut m.tasks[id];
+        t.core = None;
+        t.last_core = Some(c as u32);
+        t.parked = true;
+        m.cores[c].running = None;
+        let at = m.tasks[id].clock;
+        m.dispatch(c, at);
+        true
+    });
+    if requeued == Some(true) {
+        at_sync_point(|_| ());
+    }
+}
+
+/// `FUTEX_WAIT` on `word`.
+pub fn futex_wait(word: &std::sync::atomic::AtomicU32, expected: u32) {
+    let addr = word as *const _ as usize;
+    let slept = at_sync_point(|m| {
+        m.advance(m.costs[cost::SYSCALL]);
+        m.do_access(addr >> LINE_SHIFT, Access::Load);
+        if word.load(std::sync::atomic::Ordering::SeqCst) != expected {
+            return false;
+        }
+        let id = m.current;
+        let a = m.agent();
+        m.counters[a].futex_sleeps += 1;
+        m.futexes.entry(addr).or_default().push_back(id);
+        m.tasks[id].parked = true;
+        m.leave_core(id);
+        true
+    });
+    if slept == Some(true) {
+        at_sync_point(|_| ());
+    }
+}
+
+/// `FUTEX_WAKE` of up to `n` sleepers of the futex at `addr`.
+pub fn futex_wake(addr: usize, n: u32) {
+    at_sync_point(|m| {
+        let id = m.current;
+        let start = m.tasks[id].clock;
+        let mut woken = 0;
+        while woken < n {
+            let Some(w) = m.futexes.get_mut(&addr).and_then(|q| q.pop_front()) else {
+                break;
+            };
+            woken += 1;
+            let wake_at = start + m.costs[cost::WAKE_TO_RUN];
+            let t = &mut m.tasks[w];
+            t.parked = false;
+            t.needs_core = !t.supervisor;
+            t.clock = t.clock.max(wake_at);
+            m.lower_horizon(w);
+        }
+        let a = m.agent();
+        m.counters[a].futex_wakes += woken as u64;
+        m.advance(if woken > 0 {
+            m.costs[cost::FUTEX_WAKE]
+        } else {
+            m.costs[cost::SYSCALL]
+        });
+    });
+}

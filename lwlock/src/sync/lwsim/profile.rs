@@ -1,0 +1,258 @@
+//! Platform profiles: a topology and the cost of every modelled event, each value with its source.
+//!
+//! A profile is a JSON file (the built-in ones live in `lwlock/sim-profiles/` and are compiled in,
+//! so they are selectable by name from anywhere):
+//!
+//! ```json
+//! { "name": "...", "description": "...",
+//!   "topology": { "sockets": 2, "cores_per_socket": 18, "threads_per_core": 2,
+//!                 "cores_per_l3": 18, "source": "..." },
+//!   "costs": { "load_hit_ns": { "value": 1.9, "source": "..." }, ... } }
+//! ```
+//!
+//! Hardware threads are numbered as Linux numbers them on these machines: first thread of every
+//! physical core, socket by socket, then the SMT siblings in the same order. A run on `n` cores
+//! uses hardware threads `0..n`.
+//!
+//! Cost keys (all nanoseconds): `load_hit_ns`, `store_hit_ns`, `rmw_hit_ns` (an uncontended
+//! `lock`-prefixed RMW on an owned line), `mfence_ns`, `pause_ns`, `memory_ns` (first touch of a
+//! line), `transfer_smt_ns`, `transfer_l3_ns`, `transfer_socket_ns`, `transfer_remote_ns` (one
+//! line transfer between two hardware threads at that distance), `syscall_ns`, `futex_wake_ns`
+//! (waker's cost of a FUTEX_WAKE that wakes someone), `wake_to_run_ns`, `context_switch_ns`,
+//! `time_slice_ns`, `timer_slack_ns`.
+
+use serde_json::Value;
+
+/// The built-in profiles, by name.
+pub const BUILTIN: &[(&str, &str)] = &[
+    (
+        "this-machine",
+        include_str!("../../../sim-profiles/this-machine.json"),
+    ),
+    (
+        "xeon-2s-broadwell",
+        include_str!("../../../sim-profiles/xeon-2s-broadwell.json"),
+    ),
+    (
+        "xeon-4s-westmere-ex",
+        include_str!("../../../sim-profiles/xeon-4s-westmere-ex.json"),
+    ),
+    (
+        "epyc-2s-genoa",
+        include_str!("../../../sim-profiles/epyc-2s-genoa.json"),
+    ),
+];
+
+/// The cost keys every profile must define.
+pub const COST_KEYS: &[&str] = &[
+    "load_hit_ns",
+    "store_hit_ns",
+    "rmw_hit_ns",
+    "mfence_ns",
+    "pause_ns",
+    "memory_ns",
+    "transfer_smt_ns",
+    "transfer_l3_ns",
+    "transfer_socket_ns",
+    "transfer_remote_ns",
+    "syscall_ns",
+    "futex_wake_ns",
+    "wake_to_run_ns",
+    "context_switch_ns",
+    "time_slice_ns",
+    "timer_slack_ns",
+];
+
+/// A machine: topology and costs (in picoseconds, the simulator's unit).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Profile {
+    /// Short name.
+    pub name: String,
+    /// Sockets.
+    pub sockets: usize,
+    /// Physical cores per socket.
+    pub cores_per_socket: usize,
+    /// Hardware threads per core.
+    pub threads_per_core: usize,
+    /// Physical cores sharing one L3 (a CCX on AMD; the socket on Intel).
+    pub cores_per_l3: usize,
+    /// The costs, picoseconds, in [`COST_KEYS`] order.
+    pub costs_ps: Vec<u64>,
+    /// The sources, in [`COST_KEYS`] order.
+    pub sources: Vec<String>,
+    /// Fraction of its cost for which a load of a line Shared elsewhere holds the line against the
+    /// next request (`model.shared_load_occupancy`, default 1: every miss is one serialized
+    /// transfer, the Boyd-Wickizer et al. assumption that a hand-off waits behind the spinners'
+    /// re-fetches; 0: shared reads overlap and only ownership changes serialize).
+    pub shared_load_occupancy: f64,
+}
+
+/// Indices into [`Profile::costs_ps`].
+#[allow(missing_docs)]
+pub mod cost {
+    pub const LOAD_HIT: usize = 0;
+    pub const STORE_HIT: usize = 1;
+    pub const RMW_HIT: usize = 2;
+    pub const MFENCE: usize = 3;
+    pub const PAUSE: usize = 4;
+    pub const MEMORY: usize = 5;
+    pub const TRANSFER_SMT: usize = 6;
+    pub const TRANSFER_L3: usize = 7;
+    pub const TRANSFER_SOCKET: usize = 8;
+    pub const TRANSFER_REMOTE: usize = 9;
+    pub const SYSCALL: usize = 10;
+    pub const FUTEX_WAKE: usize = 11;
+    pub const WAKE_TO_RUN: usize = 12;
+    pub const CONTEXT_SWITCH: usize = 13;
+    pub const TIME_SLICE: usize = 14;
+    pub const TIMER_SLACK: usize = 15;
+}
+
+impl Profile {
+    /// A built-in profile by name.
+    pub fn builtin(name: &str) -> Result<Profile, String> {
+        let (_, text) = BUILTIN.iter().find(|(n, _)| *n == name).ok_or_else(|| {
+            let names: Vec<_> = BUILTIN.iter().map(|(n, _)| *n).collect();
+            format!("no built-in profile {name:?} (have: {})", names.join(", "))
+        })?;
+        Profile::parse(text)
+    }
+
+    /// A built-in profile by name, or a profile file by path (anything with a `/` or `.json`).
+    pub fn load(name_or_path: &str) -> Result<Profile, String> {
+        if name_or_path.contains('/') || name_or_path.ends_with(".json") {
+            let text = std::fs::read_to_string(name_or_path)
+                .map_err(|e| format!("{name_or_path}: {e}"))?;
+            Profile::parse(&text).map_err(|e| format!("{name_or_path}: {e}"))
+        } else {
+            Profile::builtin(name_or_path)
+        }
+    }
+
+    /// Parses a profile's JSON text.
+    pub fn parse(text: &str) -> Result<Profile, String> {
+        let v: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let name = v["name"].as_str().ok_or("missing \"name\"")?.to_string();
+        let topo = &v["topology"];
+        let int = |k: &str| -> Result<usize, String> {
+            topo[k]
+                .as_u64()
+                .filter(|&x| x > 0)
+                .map(|x| x as usize)
+                .ok_or_else(|| format!("topology.{k}: missing or not a positive integer"))
+        };
+        let (sockets, cores_per_socket, threads_per_core, cores_per_l3) = (
+            int("sockets")?,
+            int("cores_per_socket")?,
+            int("threads_per_core")?,
+            int("cores_per_l3")?,
+        );
+        if cores_per_socket % cores_per_l3 != 0 {
+            return Err("topology: cores_per_l3 must divide cores_per_socket".into());
+        }
+        let mut costs_ps = Vec::new();
+        let mut sources = Vec::new();
+        for k in COST_KEYS {
+            let e = &v["costs"][*k];
+            let value = e["value"]
+                .as_f64()
+                .filter(|x| *x >= 0.0)
+                .ok_or_else(|| format!("costs.{k}.value: missing or negative"))?;
+            let source = e["source"]
+                .as_str()
+                .filter(|s| !s.trim().is_empty())
+                .ok_or_else(|| format!("costs.{k}.source: every value needs its source"))?;
+            costs_ps.push((value * 1000.0).round() as u64);
+            sources.push(source.to_string());
+        }
+        let occ = &v["model"]["shared_load_occupancy"];
+        let shared_load_occupancy = if occ.is_null() {
+            1.0
+        } else {
+            if occ["source"].as_str().map_or(true, |s| s.trim().is_empty()) {
+                return Err(
+                    "model.shared_load_occupancy.source: every value needs its source".into(),
+                );
+            }
+            occ["value"]
+                .as_f64()
+                .filter(|x| (0.0..=1.0).contains(x))
+                .ok_or("model.shared_load_occupancy.value: a fraction in [0, 1]")?
+        };
+        let p = Profile {
+            shared_load_occupancy,
+            name,
+            sockets,
+            cores_per_socket,
+            threads_per_core,
+            cores_per_l3,
+            costs_ps,
+            sources,
+        };
+        if p.hw_threads() > super::machine::MAX_AGENTS - 1 {
+            return Err(format!(
+                "{} hardware threads: the simulator supports {}",
+                p.hw_threads(),
+                super::machine::MAX_AGENTS - 1
+            ));
+        }
+        Ok(p)
+    }
+
+    /// Hardware threads of the whole machine.
+    pub fn hw_threads(&self) -> usize {
+        self.sockets * self.cores_per_socket * self.threads_per_core
+    }
+
+    /// A cost in picoseconds (see [`cost`]).
+    pub fn ps(&self, idx: usize) -> u64 {
+        self.costs_ps[idx]
+    }
+
+    /// `(socket, l3 domain, physical core)` of hardware thread `h` (Linux numbering).
+    pub fn place(&self, h: usize) -> (usize, usize, usize) {
+        let phys = self.sockets * self.cores_per_socket;
+        let core = h % phys;
+        (core / self.cores_per_socket, core / self.cores_per_l3, core)
+    }
+
+    /// The transfer cost (ps) between two distinct hardware threads.
+    pub fn transfer_ps(&self, a: usize, b: usize) -> u64 {
+        let (sa, la, ca) = self.place(a);
+        let (sb, lb, cb) = self.place(b);
+        self.ps(if ca == cb {
+            cost::TRANSFER_SMT
+        } else if la == lb {
+            cost::TRANSFER_L3
+        } else if sa == sb {
+            cost::TRANSFER_SOCKET
+        } else {
+            cost::TRANSFER_REMOTE
+        })
+    }
+
+    /// One line per cost: key, value (ns) and source.
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "profile {}: {} sockets x {} cores x {} threads ({} hw threads), {} cores per L3\n",
+            self.name,
+            self.sockets,
+            self.cores_per_socket,
+            self.threads_per_core,
+            self.hw_threads(),
+            self.cores_per_l3
+        );
+        s += &format!(
+            "  {:<20} {:>12.3}  (fraction; 1 = every miss serializes on its line)\n",
+            "shared_load_occupancy", self.shared_load_occupancy
+        );
+        for (i, k) in COST_KEYS.iter().enumerate() {
+            s += &format!(
+                "  {k:<20} {:>12.3}  {}\n",
+                self.costs_ps[i] as f64 / 1000.0,
+                self.sources[i]
+            );
+        }
+        s
+    }
+}

@@ -1,0 +1,103 @@
+//! The smallest-virtual-clock-first shuttle scheduler and the entry point [`run`].
+
+use super::machine::{self, Machine, Report};
+use super::profile::Profile;
+use shuttle::scheduler::{Schedule, Scheduler, Task, TaskId};
+
+/// What to simulate.
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    /// The machine.
+    pub profile: Profile,
+    /// Hardware threads in use (`0..cores`, Linux numbering, see [`Profile`]).
+    pub cores: usize,
+    /// Seeds the tie-break priorities between tasks with equal clocks.
+    pub seed: u64,
+    /// Stack size of each simulated thread (bytes).
+    pub stack_size: usize,
+}
+
+impl SimConfig {
+    /// `cores` hardware threads of `profile`, seed 0.
+    pub fn new(profile: Profile, cores: usize) -> SimConfig {
+        SimConfig {
+            profile,
+            cores,
+            seed: 0,
+            stack_size: 0x4_0000,
+        }
+    }
+    /// The same with another seed.
+    pub fn seed(mut self, seed: u64) -> SimConfig {
+        self.seed = seed;
+        self
+    }
+}
+
+/// One execution; every decision goes to the machine's smallest-clock choice.
+struct SmallestClock {
+    started: bool,
+}
+
+impl Scheduler for SmallestClock {
+    fn new_execution(&mut self) -> Option<Schedule> {
+        if self.started {
+            return None;
+        }
+        self.started = true;
+        Some(Schedule::new(0))
+    }
+
+    fn next_task(
+        &mut self,
+        runnable_tasks: &[&Task],
+        _current_task: Option<TaskId>,
+        _is_yielding: bool,
+    ) -> Option<TaskId> {
+        let id = machine::with_machine(|m| {
+            let m = m.expect("lwsim: scheduler called without a machine");
+            m.pick(
+                runnable_tasks
+                    .iter()
+                    .filter(|t| t.runnable())
+                    .map(|t| usize::from(t.id())),
+            )
+        });
+        Some(TaskId::from(id))
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        // Only shuttle's own random draws (none in this project) come here: deterministic.
+        0x2545_F491_4F6C_DD1D
+    }
+}
+
+/// Runs `f` as the supervisor (main task) of a simulated machine and returns the counters.
+///
+/// `f` spawns the simulated threads with [`crate::sync::thread::spawn`] and joins them. One
+/// simulation runs per OS thread at a time (the machine is a thread-local); a panic in a
+/// simulated thread (or a simulated deadlock) propagates.
+pub fn run<F>(cfg: SimConfig, f: F) -> Report
+where
+    F: Fn() + Send + Sync + 'static,
+{
+    assert!(
+        !machine::active(),
+        "lwsim: a simulation already runs on this thread"
+    );
+    machine::install(Machine::new(cfg.profile, cfg.cores, cfg.seed));
+    let mut config = shuttle::Config::new();
+    config.max_steps = shuttle::MaxSteps::None;
+    config.failure_persistence = shuttle::FailurePersistence::None;
+    config.stack_size = cfg.stack_size;
+    config.silence_warnings = true;
+    let start = std::time::Instant::now();
+    let runner = shuttle::Runner::new(SmallestClock { started: false }, config);
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runner.run(f)));
+    let real = start.elapsed();
+    let m = machine::uninstall().expect("machine installed");
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
+    m.into_report(real)
+}

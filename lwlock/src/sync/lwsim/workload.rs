@@ -1,0 +1,126 @@
+//! The lock workload the sweeps, the validation tests and `examples/lwsim.rs` run: `threads`
+//! simulated threads loop acquire (shared with probability `shared_permille`/1000, else
+//! exclusive) → touch the protected line (read when shared, write when exclusive) → `cs_ns` of
+//! work → release → `think_ns` of work, until their clock passes `duration_ns`.
+
+use super::machine::{watch, Report};
+use super::sched::{run, SimConfig};
+use crate::raw::{Mode, RawLwLock};
+use crate::sync::UnsafeCell;
+use crate::wait_event::Tranche;
+use std::sync::{Arc, Mutex};
+
+/// The workload's parameters.
+#[derive(Clone, Debug)]
+pub struct Workload {
+    /// Simulated threads (may exceed the cores).
+    pub threads: usize,
+    /// Virtual duration (ns): a thread starts no operation after it.
+    pub duration_ns: u64,
+    /// Shared acquisitions per 1000.
+    pub shared_permille: u32,
+    /// Work inside the critical section (ns).
+    pub cs_ns: u64,
+    /// Work between operations (ns).
+    pub think_ns: u64,
+}
+
+/// One simulated point.
+#[derive(Clone, Debug)]
+pub struct Point {
+    /// The run's counters (the lock's line is watched as `"lock"`, the data's as `"data"`).
+    pub report: Report,
+    /// Completed lock operations (acquire + release), all threads.
+    pub ops: u64,
+}
+
+impl Point {
+    /// Lock operations per virtual second.
+    pub fn throughput(&self, w: &Workload) -> f64 {
+        self.ops as f64 / (w.duration_ns as f64 * 1e-9)
+    }
+    /// Line transfers (all lines) per lock operation.
+    pub fn transfers_per_op(&self) -> f64 {
+        self.report.total().transfers() as f64 / self.ops.max(1) as f64
+    }
+    /// Transfers of the lock's own line per operation.
+    pub fn lock_transfers_per_op(&self) -> f64 {
+        self.report.line("lock").map(|l| l.transfers()).unwrap_or(0) as f64 / self.ops.max(1) as f64
+    }
+}
+
+/// A value alone on its 64-byte line(s).
+#[derive(Debug, Default)]
+#[repr(align(64))]
+pub struct Padded<T>(pub T);
+
+struct Shared<L> {
+    lock: Padded<L>,
+    data: Padded<UnsafeCell<[u64; 8]>>,
+}
+
+// SAFETY: `data` is only accessed while holding `lock` in a mode that permits it (written only
+// under Exclusive), which is the lock's contract.
+unsafe impl<L: Sync> Sync for Shared<L> {}
+// SAFETY: as above; the lock is Send.
+unsafe impl<L: Send> Send for Shared<L> {}
+
+fn xorshift(x: &mut u64) -> u64 {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    *x
+}
+
+/// Runs `w` on lock type `L` on the simulated machine `cfg`.
+pub fn run_lock<L: RawLwLock + 'static>(cfg: SimConfig, w: &Workload) -> Point {
+    let total = Arc::new(Mutex::new(0u64));
+    let (w2, t2) = (w.clone(), total.clone());
+    let seed = cfg.seed;
+    let report = run(cfg, move || {
+        let shared = Arc::new(Shared {
+            lock: Padded(L::with_tranche(Tranche::DEFAULT)),
+            data: Padded(UnsafeCell::new([0u64; 8])),
+        });
+        watch("lock", &shared.lock as *const Padded<L>);
+        watch("data", &shared.data as *const Padded<UnsafeCell<[u64; 8]>>);
+        let handles: Vec<_> = (0..w2.threads)
+            .map(|i| {
+                let (s, w) = (shared.clone(), w2.clone());
+                crate::sync::thread::spawn(move || {
+                    let mut rng = 0x9E37_79B9_7F4A_7C15 ^ seed ^ ((i as u64 + 1) << 32);
+                    let mut ops = 0u64;
+                    while crate::sync::clock_nanos() < w.duration_ns {
+                        let shared = (xorshift(&mut rng) % 1000) < w.shared_permille as u64;
+                        let mode = if shared {
+                            Mode::Shared
+                        } else {
+                            Mode::Exclusive
+                        };
+                        s.lock.0.acquire(mode);
+                        let p = s.data.0.get();
+                        crate::sync::touch(p, 64, !shared);
+                        if !shared {
+                            // SAFETY: held exclusively: nobody else reads or writes `data`.
+                            unsafe { (*p)[0] += 1 };
+                        }
+                        if w.cs_ns > 0 {
+                            super::compute(w.cs_ns);
+                        }
+                        // SAFETY: acquired above in `mode` by this thread.
+                        unsafe { s.lock.0.release(mode) };
+                        ops += 1;
+                        if w.think_ns > 0 {
+                            super::compute(w.think_ns);
+                        }
+                    }
+                    ops
+                })
+            })
+            .collect();
+        let sum: u64 = handles.into_iter().map(|h| h.join().unwrap()).sum();
+        *t2.lock().unwrap() = sum;
+    });
+    let ops = *total.lock().unwrap();
+    Point { report, ops }
+}

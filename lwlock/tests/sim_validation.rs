@@ -1,0 +1,277 @@
+//! lwsim validation: determinism, the analytic limits, the TAS/ticket-vs-MCS shape and exact
+//! deterministic costs of the project's locks. Only in `--cfg lwsim` builds (`ci/sim.sh`):
+//!
+//! ```text
+//! RUSTFLAGS="--cfg lwsim" CARGO_TARGET_DIR=target/lwsim cargo test --release -p lwlock --test sim_validation
+//! ```
+#![cfg(lwsim)]
+
+use lwlock::sync::lwsim::reference::{McsLock, TasLock, TicketLock};
+use lwlock::sync::lwsim::workload::{run_lock, Padded, Point, Workload};
+use lwlock::sync::lwsim::{self, Profile, SimConfig};
+use lwlock::sync::{AtomicU64, Ordering};
+use lwlock::{Mode, RawAtomicLwLock, RawClassicLwLock, RawLwLock};
+use std::sync::Arc;
+
+fn profile(name: &str) -> Profile {
+    Profile::builtin(name).unwrap()
+}
+
+/// `threads` threads each do `k` `fetch_add`s, on one shared line or on their own padded lines.
+/// Returns (ops per virtual second, report).
+fn fetch_add_run(p: &Profile, threads: usize, k: u64, own_lines: bool) -> (f64, lwsim::Report) {
+    let report = lwsim::run(SimConfig::new(p.clone(), threads), move || {
+        let counters: Arc<Vec<Padded<AtomicU64>>> =
+            Arc::new((0..threads).map(|_| Padded(AtomicU64::new(0))).collect());
+        let hs: Vec<_> = (0..threads)
+            .map(|i| {
+                let c = counters.clone();
+                lwlock::sync::thread::spawn(move || {
+                    let slot = if own_lines { i } else { 0 };
+                    for _ in 0..k {
+                        c[slot].0.fetch_add(1, Ordering::Relaxed);
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        let sum: u64 = (0..threads).map(|i| c_load(&counters[i].0)).sum();
+        assert_eq!(sum, threads as u64 * k);
+    });
+    let ops = threads as f64 * k as f64;
+    (ops / (report.end_ps as f64 * 1e-12), report)
+}
+
+fn c_load(a: &AtomicU64) -> u64 {
+    a.load(Ordering::Relaxed)
+}
+
+fn within(got: f64, want: f64, tol: f64) -> bool {
+    (got - want).abs() <= tol * want
+}
+
+/// N cores doing fetch_add on one line saturate at 1 / (transfer + RMW) once N ≥ 2: every
+/// operation is an ownership transfer and the line serves one at a time.
+#[test]
+fn analytic_one_hot_line_saturates_at_one_over_transfer_cost() {
+    let p = profile("xeon-2s-broadwell");
+    let per_op_ns = (p.ps(lwsim::profile::cost::TRANSFER_L3) + p.ps(lwsim::profile::cost::RMW_HIT))
+        as f64
+        / 1000.0;
+    let want = 1e9 / per_op_ns;
+    for n in [2, 4, 8, 16] {
+        let (got, r) = fetch_add_run(&p, n, 2000, false);
+        println!("one line, {n:>2} cores: {got:.3e} ops/s, formula {want:.3e}");
+        assert!(within(got, want, 0.05), "{n} cores: {got} vs {want}");
+        assert!(r.total().rfo_from_modified >= (n as u64 * 2000) * 99 / 100);
+    }
+    // Across sockets (cores 0..36 on a 2 x 18-core machine) the cost sits between the two.
+    let (got, _) = fetch_add_run(&p, 36, 500, false);
+    let remote = 1e9
+        / ((p.ps(lwsim::profile::cost::TRANSFER_REMOTE) + p.ps(lwsim::profile::cost::RMW_HIT))
+            as f64
+            / 1000.0);
+    assert!(
+        got < want && got > remote * 0.95,
+        "{got} not within [{remote}, {want}]"
+    );
+}
+
+/// N cores each on their own padded line scale linearly: N / RMW-hit cost.
+#[test]
+fn analytic_own_lines_scale_linearly() {
+    let p = profile("xeon-2s-broadwell");
+    let hit_ns = p.ps(lwsim::profile::cost::RMW_HIT) as f64 / 1000.0;
+    for n in [1, 2, 8, 32, 64] {
+        let (got, r) = fetch_add_run(&p, n, 5000, true);
+        let want = n as f64 * 1e9 / hit_ns;
+        println!("own lines, {n:>2} cores: {got:.3e} ops/s, formula {want:.3e}");
+        assert!(within(got, want, 0.05), "{n} cores: {got} vs {want}");
+        assert_eq!(r.total().rfo_from_modified, 0);
+    }
+}
+
+fn mix(threads: usize, duration_ns: u64) -> Workload {
+    Workload {
+        threads,
+        duration_ns,
+        shared_permille: 950,
+        cs_ns: 50,
+        think_ns: 200,
+    }
+}
+
+/// Same seed and profile: identical counters, to the picosecond.
+#[test]
+fn determinism_same_seed_same_counters() {
+    let p = profile("xeon-2s-broadwell");
+    let w = mix(16, 200_000);
+    let a = run_lock::<RawAtomicLwLock>(SimConfig::new(p.clone(), 16).seed(7), &w);
+    let b = run_lock::<RawAtomicLwLock>(SimConfig::new(p.clone(), 16).seed(7), &w);
+    assert_eq!(a.ops, b.ops);
+    assert_eq!(a.report.fingerprint(), b.report.fingerprint());
+    // With more threads than cores: the classic lock sleeps on futexes and wakeups queue on
+    // busy cores; a TAS lock never sleeps, so slices end and holders get preempted.
+    let w = Workload {
+        threads: 12,
+        duration_ns: 8_000_000,
+        shared_permille: 500,
+        cs_ns: 2_000,
+        think_ns: 500,
+    };
+    let a = run_lock::<RawClassicLwLock>(SimConfig::new(p.clone(), 4).seed(3), &w);
+    let b = run_lock::<RawClassicLwLock>(SimConfig::new(p.clone(), 4).seed(3), &w);
+    assert_eq!(a.ops, b.ops);
+    assert_eq!(a.report.fingerprint(), b.report.fingerprint());
+    let t = a.report.total();
+    assert!(
+        t.futex_sleeps > 0 && t.context_switches > 0,
+        "{}",
+        a.report.summary()
+    );
+    let a = run_lock::<TasLock>(SimConfig::new(p.clone(), 4).seed(3), &w);
+    let b = run_lock::<TasLock>(SimConfig::new(p.clone(), 4).seed(3), &w);
+    assert_eq!(a.report.fingerprint(), b.report.fingerprint());
+    assert!(a.report.total().preemptions > 0, "{}", a.report.summary());
+}
+
+/// The child of [`determinism_across_processes`]: prints the fingerprint of one run.
+#[test]
+#[ignore = "run as a child process by determinism_across_processes"]
+fn determinism_child() {
+    if std::env::var_os("LWSIM_DETERMINISM_CHILD").is_none() {
+        return;
+    }
+    let p = run_lock::<RawAtomicLwLock>(
+        SimConfig::new(profile("xeon-2s-broadwell"), 64),
+        &mix(64, 10_000_000),
+    );
+    println!("FINGERPRINT {} {:?}", p.ops, p.report.fingerprint());
+}
+
+/// Two processes (different ASLR layouts: no result may depend on an address beyond which
+/// line it is in) give identical counters. Found a PRNG seeded by an address in `s_lock`.
+#[test]
+fn determinism_across_processes() {
+    let exe = std::env::current_exe().unwrap();
+    let run = || {
+        let out = std::process::Command::new(&exe)
+            .args(["determinism_child", "--exact", "--ignored", "--nocapture"])
+            .env("LWSIM_DETERMINISM_CHILD", "1")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        stdout
+            .lines()
+            .find(|l| l.starts_with("FINGERPRINT"))
+            .unwrap_or_else(|| panic!("child printed no fingerprint: {stdout}"))
+            .to_string()
+    };
+    let (a, b) = (run(), run());
+    assert_eq!(a, b, "two processes disagree");
+}
+
+fn exclusive_point<L: RawLwLock + 'static>(p: &Profile, cores: usize) -> Point {
+    let w = Workload {
+        threads: cores,
+        duration_ns: 300_000,
+        shared_permille: 0,
+        cs_ns: 20,
+        think_ns: 100,
+    };
+    run_lock::<L>(SimConfig::new(p.clone(), cores), &w)
+}
+
+/// TAS and ticket locks collapse past a knee as cores grow; MCS stays flat (within a socket, and
+/// again across both: a FIFO hand-off to the other socket costs a remote transfer, a NUMA step
+/// of the level, not a collapse).
+#[test]
+fn shape_tas_and_ticket_collapse_mcs_stays_flat() {
+    let p = profile("xeon-2s-broadwell");
+    let cores = [1, 2, 4, 8, 16, 32, 64];
+    let mut rows = Vec::new();
+    for &n in &cores {
+        let tas = exclusive_point::<TasLock>(&p, n).ops as f64;
+        let ticket = exclusive_point::<TicketLock>(&p, n).ops as f64;
+        let mcs = exclusive_point::<McsLock>(&p, n).ops as f64;
+        println!("{n:>2} cores: tas {tas:>8} ticket {ticket:>8} mcs {mcs:>8}");
+        rows.push((tas, ticket, mcs));
+    }
+    let peak = |f: fn(&(f64, f64, f64)) -> f64| rows.iter().map(f).fold(0.0, f64::max);
+    let last = rows.last().unwrap();
+    let (tas_peak, ticket_peak, mcs_peak) = (peak(|r| r.0), peak(|r| r.1), peak(|r| r.2));
+    // Collapse: at 64 cores well below the peak.
+    assert!(last.0 < 0.6 * tas_peak, "tas did not collapse: {rows:?}");
+    assert!(
+        last.1 < 0.6 * ticket_peak,
+        "ticket did not collapse: {rows:?}"
+    );
+    // Flat: MCS within one socket (up to 16 cores) stays near its peak, 64 cores near 32, and
+    // it beats both spinlocks there.
+    assert!(rows[4].2 > 0.75 * mcs_peak, "mcs not flat: {rows:?}");
+    assert!(
+        last.2 > 0.75 * rows[5].2,
+        "mcs not flat across sockets: {rows:?}"
+    );
+    assert!(last.2 > 1.5 * last.0 && last.2 > 1.5 * last.1, "{rows:?}");
+}
+
+/// One thread, `n` shared acquire+release pairs after a warm-up; per-pair counts of the lock line.
+fn uncontended_pairs<L: RawLwLock + 'static>(mode: Mode, n: u64) -> (f64, f64, f64, f64, u64) {
+    let p = profile("xeon-2s-broadwell");
+    let r = lwsim::run(SimConfig::new(p, 1), move || {
+        let lock = Arc::new(Padded(L::with_tranche(lwlock::Tranche::DEFAULT)));
+        let l = lock.clone();
+        lwlock::sync::thread::spawn(move || {
+            // Warm-up: the record registration and the line's first touch.
+            l.0.acquire(mode);
+            // SAFETY: held in `mode` by this thread.
+            unsafe { l.0.release(mode) };
+            lwsim::watch("lock", &l.0 as *const L);
+            for _ in 0..n {
+                l.0.acquire(mode);
+                // SAFETY: held in `mode` by this thread.
+                unsafe { l.0.release(mode) };
+            }
+        })
+        .join()
+        .unwrap();
+    });
+    let line = r.line("lock").unwrap();
+    let f = n as f64;
+    (
+        line.loads as f64 / f,
+        line.stores as f64 / f,
+        line.rmws as f64 / f,
+        line.hits as f64 / f,
+        line.transfers(),
+    )
+}
+
+/// An uncontended atomic-LWLock shared acquire+release is exactly what its algorithm implies on
+/// its one line: one load and one CAS (`LWLockAttemptLock`), one `fetch_sub` (`LWLockRelease`),
+/// all hits. The classic lock takes its spinlock in both: per acquire and per release one TAS
+/// (`swap`), one store of the `held` mirror and the unlock store.
+#[test]
+fn cost_uncontended_shared_acquire_release() {
+    let (loads, stores, rmws, hits, transfers) =
+        uncontended_pairs::<RawAtomicLwLock>(Mode::Shared, 100);
+    assert_eq!(
+        (loads, stores, rmws, transfers),
+        (1.0, 0.0, 2.0, 0),
+        "atomic"
+    );
+    assert_eq!(hits, 3.0);
+    let (cl, cs, cr, ch, ct) = uncontended_pairs::<RawClassicLwLock>(Mode::Shared, 100);
+    // debug builds add the `debug_assert!` load in SpinLock::unlock.
+    let extra = if cfg!(debug_assertions) { 2.0 } else { 0.0 };
+    assert_eq!((cl, cs, cr, ct), (extra, 4.0, 2.0, 0), "classic");
+    assert_eq!(ch, 6.0 + extra);
+    // Fewer ownership-requiring accesses (RMWs + stores) than the classic lock.
+    assert!(rmws + stores < cr + cs);
+    // Exclusive: the same counts for the atomic lock.
+    let (l, s, r, _, _) = uncontended_pairs::<RawAtomicLwLock>(Mode::Exclusive, 100);
+    assert_eq!((l, s, r), (1.0, 0.0, 2.0));
+}
