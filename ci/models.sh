@@ -7,9 +7,13 @@
 #   target/loom            --cfg loom                         the loom models
 #   target/shuttle         --cfg shuttle                      the shuttle models
 #   target/loom-mutants    --cfg loom, mutants selectable at run time (LWLOCK_MUTANT), plus the
-#                          two flexlock variants that touch disjoint paths (flex_no_recheck:
-#                          last-releaser policy; clog_ignore_key: CLOG key check)
+#                          flexlock variant clog_ignore_key (it touches only the CLOG key check,
+#                          which none of the models the other mutants of this build re-run uses)
 #   target/loom-mutant-done  --cfg loom, flex_done_before_apply (affects every group pass)
+#   target/loom-mutant-recheck  --cfg loom, flex_no_recheck (affects every last-releaser
+#                          submitter, so it cannot share the runtime build: the last-releaser
+#                          fault model there must run on the correct protocol)
+# The two single-variant builds compile only the test binary whose model catches them.
 #
 # Usage: ci/models.sh [loom|shuttle|mutants]...   (default: all three)
 set -euo pipefail
@@ -20,6 +24,9 @@ steps=("$@")
 
 report_dir="$PWD/target/models-report"
 mkdir -p "$report_dir"
+# The previous run's table orders the loom models (see `loom_models`).
+previous_models=""
+[ -s "$report_dir/models.md" ] && previous_models=$(cat "$report_dir/models.md")
 : >"$report_dir/models.md"
 : >"$report_dir/mutants.md"
 export MODELS_REPORT="$report_dir/models.md"
@@ -46,24 +53,81 @@ cargo_models() { # target-dir rustflags cargo-test-args...
     RUSTFLAGS="$flags" CARGO_TARGET_DIR="$dir" cargo test --release -p models "$@"
 }
 
+# Every loom model as its own process, `MODELS_JOBS` (default: one per core) at a time, longest
+# first: by the previous run's seconds, or, without a previous run, the slowest models known
+# first. Processes, not libtest's test threads: loom maps a stack for every model thread of every
+# execution, and two tests mapping and unmapping stacks in one process slow each other down (on
+# the 2-core machine five models took 86 s on two libtest threads and 68 s on one, the
+# difference all system time), while two processes each run at full speed.
+# Mutation tests (`mutant_*`) belong to the mutant builds only (in a clean build they must fail).
+jobs=${MODELS_JOBS:-$(nproc)}
+# Seconds of the slowest models on the 2-core machine, to order a first run.
+known_slow="
+loom_atomic::wait_for_var3 330
+loom_atomic::exclusive_exclusive 73
+loom_atomic::exclusive_shared_shared 58
+loom_flexlock::flex_leader_reader3 51
+loom_atomic::wait_for_var 50
+loom_atomic::acquire_or_wait3 43
+loom_atomic::exclusive3 41
+loom_flexlock::flex_leader_release_unwinds2 15
+"
+loom_models() { # target-dir
+    local dir=$1 bin name test cost
+    local -a bins list=()
+    mapfile -t bins < <(RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="$dir" \
+        cargo test --release -p models --tests --no-run --message-format=json 2>/dev/null |
+        grep -o '"executable":"[^"]*"' | sed 's/^"executable":"//; s/"$//')
+    [ ${#bins[@]} -gt 0 ] || { echo "no loom test binaries in $dir" >&2; return 1; }
+    for bin in "${bins[@]}"; do
+        name=${bin##*/}
+        name=${name%-*}
+        while read -r test; do
+            case $test in *mutant_*) continue ;; esac
+            cost=$(grep -F "| \`$name::$test\` |" <<<"$previous_models" |
+                awk -F'|' 'NR == 1 {gsub(/ /, "", $(NF-1)); print $(NF-1)}' || true)
+            [ -n "$cost" ] || cost=$(awk -v m="$name::$test" '$1 == m {print $2}' <<<"$known_slow")
+            [ -n "$cost" ] || cost=0
+            list+=("$cost $bin $test")
+        done < <("$bin" --list --format terse 2>/dev/null | sed -n 's/: test$//p')
+    done
+    echo "${#list[@]} models, $jobs at a time"
+    printf '%s\n' "${list[@]}" | sort -g -r -k1,1 | cut -d' ' -f2,3 |
+        xargs -P "$jobs" -n 2 bash -c '
+            log=$(mktemp)
+            t0=$SECONDS
+            name=${1##*/}
+            if "$1" "$2" --exact --quiet >"$log" 2>&1; then
+                echo "ok     ${name%-*}::$2 ($((SECONDS - t0)) s)"
+                rm -f "$log"
+            else
+                echo "FAILED ${name%-*}::$2 ($((SECONDS - t0)) s):"
+                cat "$log"
+                rm -f "$log"
+                exit 1
+            fi' _
+}
+
 for s in "${steps[@]}"; do
     case $s in
     loom)
         step "loom: build" cargo_models target/loom "--cfg loom" --tests --no-run
-        # Mutation tests belong to the mutant builds only (in a clean build they must fail).
-        step "loom: models" cargo_models target/loom "--cfg loom" --tests -- --skip mutant_
+        step "loom: models" loom_models target/loom
         ;;
     shuttle)
         step "shuttle: build" cargo_models target/shuttle "--cfg shuttle" --tests --no-run
         step "shuttle: models" cargo_models target/shuttle "--cfg shuttle" --tests -- --skip mutant_
         ;;
     mutants)
-        flags='--cfg loom --cfg lwlock_mutant="runtime" --cfg lwlock_mutant="flex_no_recheck" --cfg lwlock_mutant="clog_ignore_key"'
+        flags='--cfg loom --cfg lwlock_mutant="runtime" --cfg lwlock_mutant="clog_ignore_key"'
         step "mutants: build (runtime-selected)" cargo_models target/loom-mutants "$flags" --tests --no-run
         step "mutants: caught (runtime-selected)" cargo_models target/loom-mutants "$flags" --tests -- mutant_
         flags='--cfg loom --cfg lwlock_mutant="flex_done_before_apply"'
-        step "mutants: build (flex_done_before_apply)" cargo_models target/loom-mutant-done "$flags" --no-run
+        step "mutants: build (flex_done_before_apply)" cargo_models target/loom-mutant-done "$flags" --test loom_flexlock --no-run
         step "mutants: caught (flex_done_before_apply)" cargo_models target/loom-mutant-done "$flags" --test loom_flexlock -- mutant_
+        flags='--cfg loom --cfg lwlock_mutant="flex_no_recheck"'
+        step "mutants: build (flex_no_recheck)" cargo_models target/loom-mutant-recheck "$flags" --test loom_flexlock --no-run
+        step "mutants: caught (flex_no_recheck)" cargo_models target/loom-mutant-recheck "$flags" --test loom_flexlock -- mutant_
         ;;
     *)
         echo "unknown step: $s (expected loom, shuttle or mutants)" >&2

@@ -420,7 +420,14 @@ mod tests {
         };
         let r = run_trial(&spec, &probe).expect("trial");
         assert_eq!(r.per_thread.len(), 3);
-        assert!(r.ops > 0 && r.txns == r.ops);
+        // One lock operation per end-xact transaction; the window's two counters of a worker
+        // are read a few nanoseconds apart, so they may differ by one transaction per thread.
+        assert!(
+            r.ops > 0 && r.txns.abs_diff(r.ops) <= 3,
+            "{} vs {}",
+            r.ops,
+            r.txns
+        );
         assert!(
             r.ops <= r.ops_total,
             "the window's work is part of the total"

@@ -130,6 +130,7 @@ impl RawClassicLwLock {
 
     /// A free lock in the default tranche.
     #[cfg(loom)]
+    #[allow(clippy::new_without_default)] // `Default` exists outside loom only
     pub fn new() -> Self {
         Self::new_in(Tranche::DEFAULT)
     }

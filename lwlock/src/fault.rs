@@ -8,7 +8,8 @@
 //! those unwinds, at a chosen call, so that a test can sweep every step of a protocol:
 //!
 //! * an acquire-like method panics **before** calling the wrapped lock (it holds nothing);
-//! * `release` panics **after** the wrapped lock was released.
+//! * `release` panics **after** the wrapped lock was released (its call is counted when it
+//!   begins, so call numbers follow the order in which calls began).
 //!
 //! The panic payload is an [`InjectedFault`], so a test can tell an injected panic from any other.
 //!
@@ -155,18 +156,31 @@ impl<L> FaultLock<L> {
     /// Counts a call of `point` and panics if it is the armed one.
     #[track_caller]
     fn check(&self, point: FaultPoint) {
-        let call = self.calls[point.index()].fetch_add(1, Ordering::SeqCst) + 1;
-        if self.armed.load(Ordering::SeqCst) == point.index() as u8 + 1
-            && call == self.at.load(Ordering::SeqCst)
-        {
-            let hook = self.hook.lock().unwrap_or_else(|e| e.into_inner()).clone();
-            if let Some(hook) = hook {
-                hook();
-            }
-            // Counted after the hook: a test that waits for `fired` also waits for the hook.
-            self.fired.fetch_add(1, Ordering::SeqCst);
-            std::panic::panic_any(InjectedFault { point, call });
+        if let Some(call) = self.count(point) {
+            self.fire(point, call);
         }
+    }
+
+    /// Counts a call of `point`; `Some(call number)` if it is the armed one. Releases are
+    /// counted *before* the wrapped release (and fire after it), so that call numbers follow
+    /// the order in which the calls began, not the order in which wrapped releases returned.
+    fn count(&self, point: FaultPoint) -> Option<u64> {
+        let call = self.calls[point.index()].fetch_add(1, Ordering::SeqCst) + 1;
+        (self.armed.load(Ordering::SeqCst) == point.index() as u8 + 1
+            && call == self.at.load(Ordering::SeqCst))
+        .then_some(call)
+    }
+
+    /// Runs the hook, counts the fault and panics with its payload.
+    #[track_caller]
+    fn fire(&self, point: FaultPoint, call: u64) {
+        let hook = self.hook.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some(hook) = hook {
+            hook();
+        }
+        // Counted after the hook: a test that waits for `fired` also waits for the hook.
+        self.fired.fetch_add(1, Ordering::SeqCst);
+        std::panic::panic_any(InjectedFault { point, call });
     }
 }
 
@@ -196,9 +210,12 @@ unsafe impl<L: RawLwLock> RawLwLock for FaultLock<L> {
     }
 
     unsafe fn release(&self, mode: Mode) {
+        let fire = self.count(FaultPoint::Release);
         // SAFETY: forwarded caller contract.
         unsafe { self.inner.release(mode) };
-        self.check(FaultPoint::Release);
+        if let Some(call) = fire {
+            self.fire(FaultPoint::Release, call);
+        }
     }
 
     fn is_locked(&self) -> bool {
@@ -235,9 +252,12 @@ unsafe impl<L: lock_api::RawRwLock> lock_api::RawRwLock for FaultLock<L> {
         self.inner.try_lock_shared()
     }
     unsafe fn unlock_shared(&self) {
+        let fire = self.count(FaultPoint::Release);
         // SAFETY: lock_api's contract: held shared.
         unsafe { self.inner.unlock_shared() };
-        self.check(FaultPoint::Release);
+        if let Some(call) = fire {
+            self.fire(FaultPoint::Release, call);
+        }
     }
     fn lock_exclusive(&self) {
         self.check(FaultPoint::Acquire);
@@ -248,9 +268,12 @@ unsafe impl<L: lock_api::RawRwLock> lock_api::RawRwLock for FaultLock<L> {
         self.inner.try_lock_exclusive()
     }
     unsafe fn unlock_exclusive(&self) {
+        let fire = self.count(FaultPoint::Release);
         // SAFETY: lock_api's contract: held exclusively.
         unsafe { self.inner.unlock_exclusive() };
-        self.check(FaultPoint::Release);
+        if let Some(call) = fire {
+            self.fire(FaultPoint::Release, call);
+        }
     }
     fn is_locked(&self) -> bool {
         self.inner.is_locked()

@@ -159,11 +159,30 @@ pub mod scenarios;
 /// ```ignore
 /// models::loom_model! {
 ///     /// Two writers exclude each other and no wakeup is lost.
-///     exclusive_exclusive, threads: 2, bound: None, || scenarios::exclusive_exclusive::<L>(2)
+///     exclusive_exclusive, threads: 2, bound: None, || scenarios::exclusive_exclusive::<L>(2, 2)
 /// }
 /// ```
+///
+/// With `then: |outcome| …` the test also runs a check after the exploration (with the
+/// [`Outcome`]): for models that count, outside the model, how often an interleaving of interest
+/// was explored, and must fail if it never was.
 #[macro_export]
 macro_rules! loom_model {
+    ($(#[doc = $proves:literal])+ $name:ident, threads: $threads:expr, bound: $bound:expr, $body:expr, then: $then:expr) => {
+        $(#[doc = $proves])+
+        #[test]
+        fn $name() {
+            let outcome = $crate::Model {
+                name: concat!(module_path!(), "::", stringify!($name)),
+                proves: concat!($($proves),+).trim_start(),
+                threads: $threads,
+                bound: $bound,
+            }
+            .loom($body);
+            #[allow(clippy::redundant_closure_call)]
+            ($then)(outcome);
+        }
+    };
     ($(#[doc = $proves:literal])+ $name:ident, threads: $threads:expr, bound: $bound:expr, $body:expr) => {
         $(#[doc = $proves])+
         #[test]

@@ -99,14 +99,18 @@ where
     thread::spawn(move || f(&s))
 }
 
-/// X+X: two threads, `rounds` exclusive sections each. Rounds > 1 make a woken thread release
-/// to a sleeping one, which catches wakeups that stay inhibited (`releaseOK` never reset).
-pub fn exclusive_exclusive<L: RawLwLock + 'static>(rounds: u64) {
+/// X+X: two threads, `mine` exclusive sections on the main thread and `theirs` on the other.
+/// A thread with more than one section can be woken and then release to a sleeping thread (or
+/// queue again behind it), which catches wakeups that stay inhibited (`releaseOK` never reset):
+/// one side with two sections suffices. `(1, 2)` is the smallest such model (three sections);
+/// it explores about an eighth of the executions of `(2, 2)` at the same bound (bound 4: 12 102
+/// against 93 305), which is what lets the atomic lock's model run at preemption bound 6.
+pub fn exclusive_exclusive<L: RawLwLock + 'static>(mine: u64, theirs: u64) {
     let s = Shared::<L>::new();
-    let t = spawn(&s, move |s| (0..rounds).for_each(|_| s.update()));
-    (0..rounds).for_each(|_| s.update());
+    let t = spawn(&s, move |s| (0..theirs).for_each(|_| s.update()));
+    (0..mine).for_each(|_| s.update());
     t.join().unwrap();
-    assert_eq!(s.value(), 2 * rounds, "an update was lost");
+    assert_eq!(s.value(), mine + theirs, "an update was lost");
     s.assert_quiescent();
 }
 

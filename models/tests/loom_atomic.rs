@@ -6,14 +6,28 @@
 use lwlock::{Mode, RawAtomicLwLock as L};
 use models::scenarios as sc;
 
+// Bounds: every two-thread model of acquire/release/wakeup runs at preemption bound 6, every
+// three-thread model at 3. The costliest are `wait_for_var3` (3.7 million executions, about
+// 5.5 minutes alone on the 2-core machine: ci/models.sh starts it first, in parallel with the
+// rest) and `exclusive_exclusive` (one section against two: 1.2 million executions, 73 s; two
+// against two did not finish bound 6 in 5 minutes, so that shape keeps bound 4 as
+// `exclusive_exclusive_2x2`). Unbounded, not even the smallest two-thread model
+// (`conditional_exclusive`) finished in 5 minutes. See the README's model table for executions
+// and seconds.
+
 models::loom_model! {
-    /// X+X, two sections each: mutual exclusion, no lost update, no lost wakeup, wakeups re-enabled.
-    exclusive_exclusive, threads: 2, bound: Some(4), || sc::exclusive_exclusive::<L>(2)
+    /// X+X, one section against two: mutual exclusion, no lost update, no lost wakeup, wakeups re-enabled.
+    exclusive_exclusive, threads: 2, bound: Some(6), || sc::exclusive_exclusive::<L>(1, 2)
+}
+
+models::loom_model! {
+    /// X+X, two sections each (more sections, shallower bound): exclusion, no lost update or wakeup.
+    exclusive_exclusive_2x2, threads: 2, bound: Some(4), || sc::exclusive_exclusive::<L>(2, 2)
 }
 
 models::loom_model! {
     /// S+X: a reader never sees a half-applied update; the writer is always woken.
-    shared_exclusive, threads: 2, bound: Some(4), sc::shared_exclusive::<L>
+    shared_exclusive, threads: 2, bound: Some(6), sc::shared_exclusive::<L>
 }
 
 models::loom_model! {
@@ -23,37 +37,37 @@ models::loom_model! {
 
 models::loom_model! {
     /// X+X+X: three writers; the wake-one-writer rule and RELEASE_OK never strand a waiter.
-    exclusive3, threads: 3, bound: Some(2), sc::exclusive3::<L>
+    exclusive3, threads: 3, bound: Some(3), sc::exclusive3::<L>
 }
 
 models::loom_model! {
     /// Conditional exclusive acquire: excludes the writer when it succeeds, never queues.
-    conditional_exclusive, threads: 2, bound: Some(4), || sc::conditional::<L>(Mode::Exclusive)
+    conditional_exclusive, threads: 2, bound: Some(6), || sc::conditional::<L>(Mode::Exclusive)
 }
 
 models::loom_model! {
     /// Conditional shared acquire: sees no half-applied update, never queues.
-    conditional_shared, threads: 2, bound: Some(4), || sc::conditional::<L>(Mode::Shared)
+    conditional_shared, threads: 2, bound: Some(6), || sc::conditional::<L>(Mode::Shared)
 }
 
 models::loom_model! {
     /// Acquire-or-wait: the waiter is woken, and "Waited" implies the holder's update is visible.
-    acquire_or_wait, threads: 2, bound: Some(4), sc::acquire_or_wait::<L>
+    acquire_or_wait, threads: 2, bound: Some(6), sc::acquire_or_wait::<L>
 }
 
 models::loom_model! {
     /// Acquire-or-wait among two writers: the WAIT_UNTIL_FREE waiter is never stranded.
-    acquire_or_wait3, threads: 3, bound: Some(2), sc::acquire_or_wait3::<L>
+    acquire_or_wait3, threads: 3, bound: Some(3), sc::acquire_or_wait3::<L>
 }
 
 models::loom_model! {
     /// WaitForVar/UpdateVar: the waiter wakes on update or release, and a seen value publishes.
-    wait_for_var, threads: 2, bound: Some(4), sc::wait_for_var::<L>
+    wait_for_var, threads: 2, bound: Some(6), sc::wait_for_var::<L>
 }
 
 models::loom_model! {
     /// WaitForVar with a competing writer: the variable waiter is not lost behind woken writers.
-    wait_for_var3, threads: 3, bound: Some(2), sc::wait_for_var3::<L>
+    wait_for_var3, threads: 3, bound: Some(3), sc::wait_for_var3::<L>
 }
 
 #[cfg(lwlock_mutant = "runtime")]

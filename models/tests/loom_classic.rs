@@ -8,7 +8,7 @@ use models::scenarios as sc;
 
 models::loom_model! {
     /// X+X, two sections each: mutual exclusion, no lost update, no lost wakeup, releaseOK reset.
-    exclusive_exclusive, threads: 2, bound: Some(4), || sc::exclusive_exclusive::<L>(2)
+    exclusive_exclusive, threads: 2, bound: Some(4), || sc::exclusive_exclusive::<L>(2, 2)
 }
 
 models::loom_model! {

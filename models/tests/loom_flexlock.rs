@@ -5,12 +5,19 @@
 //! group (the value lives in loom's `UnsafeCell`, so an overlap is reported as a race). Only one
 //! read guard is ever live at a time: the guards' `Deref` registers a loom *write* access, so two
 //! concurrent readers would be reported as a (false) race.
+//!
+//! The *fault models* (`flex_*_unwinds*`) wrap the lock in [`FaultLock`], which makes one chosen
+//! call of a lock method panic, and check that the group protocol completes for every other
+//! member when the wrapped lock unwinds (flexlock's "Unwinding" table).
 #![cfg(loom)]
 
 use flexlock::{ClogGroupLock, FlexLock, Policy};
+use lwlock::fault::{quiet_injected_panics, FaultLock, FaultPoint, InjectedFault};
 use lwlock::sync::{thread, Ordering};
-use lwlock::{Proc, RawAtomicLwLock};
-use models::Protected;
+use lwlock::{Proc, RawAtomicLwLock, RawLwLock};
+use models::{Outcome, Protected};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 /// The protected value: a pair changed together, and which submitter's operation has run.
@@ -170,6 +177,359 @@ models::loom_model! {
     clog_same_page2, threads: 2, bound: Some(4), || clog([1, 1])
 }
 
+// ---- fault models ------------------------------------------------------------------------
+
+/// The fault models' lock: the atomic LWLock (the smaller state of the two) behind a wrapper that
+/// panics at a chosen call. The wrapper's call counters are plain std atomics: they add no state
+/// and no scheduling point to the model (each execution builds a fresh lock, so they restart).
+type Faulty = FlexLock<FaultLock<RawAtomicLwLock>, Data>;
+
+/// How a fault model's `group` call ended.
+#[derive(Clone, Copy, Debug)]
+enum Ended {
+    /// It returned its own operation's result (checked), which ran on another thread if
+    /// `by_other`.
+    Returned { by_other: bool },
+    /// It unwound with the injected fault. `ran`: its operation had run by then (on another
+    /// thread if `by_other`); the model checks that the run happened-before the unwind.
+    Faulted {
+        fault: InjectedFault,
+        ran: bool,
+        by_other: bool,
+    },
+}
+
+/// Submits `me`'s operation to a fault-injected lock and reports how the call ended, with the
+/// checks of [`submit`]: the operation runs at most once, a returned result is its own, and
+/// whatever the operation wrote is visible when `group` returns *or unwinds* (the operation
+/// writes a cell the submitter reads afterwards; loom reports the read if it is not ordered after
+/// the write). Panics other than the injected fault are re-raised. With `record_reset`, a
+/// submitter whose call unwound also checks that its wait record was left clean (not a group
+/// member: its next group call would be refused as nested).
+fn submit_faulty(lock: &Faulty, me: usize, record_reset: bool) -> Ended {
+    let submitter = thread::current().id();
+    let done = Arc::new(Protected::new((0u64, false)));
+    let cell = done.clone();
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        lock.group(move |d: &mut Data| {
+            d.applied[me] += 1;
+            assert_eq!(d.applied[me], 1, "operation {me} ran twice");
+            d.a += 1;
+            d.b += 1;
+            let by_other = thread::current().id() != submitter;
+            // SAFETY: only this operation writes the cell, and the submitter reads it only after
+            // `group` returned or unwound, which must be after this operation ran.
+            unsafe { cell.write(|x| *x = (d.a, by_other)) };
+            (me, d.a)
+        })
+    }));
+    // SAFETY: see above; the model checks that the operation's write happens-before this read.
+    let (seen, by_other) = unsafe { done.read(|x| *x) };
+    match r {
+        Ok((who, seq)) => {
+            assert_eq!(who, me, "a submitter got another operation's result");
+            assert_eq!(seen, seq, "group returned before its operation was applied");
+            Ended::Returned { by_other }
+        }
+        Err(payload) => match payload.downcast::<InjectedFault>() {
+            Ok(fault) => {
+                if record_reset {
+                    assert!(
+                        !Proc::current().group.member.load(Ordering::Relaxed),
+                        "the record of a submitter whose lock call unwound is still a group member"
+                    );
+                }
+                Ended::Faulted {
+                    fault: *fault,
+                    ran: seen != 0,
+                    by_other,
+                }
+            }
+            Err(other) => resume_unwind(other),
+        },
+    }
+}
+
+/// The end of every fault model (all threads joined): exactly the calls that unwound were
+/// reported to their callers (`faulted`), every operation whose submitter `ran` ran exactly once
+/// and the others never, the lock is free with nothing queued, and it still works (a group
+/// operation, run directly: nothing else is left).
+fn finish_faulty(lock: &Faulty, faulted: u64, ran: &[(usize, bool)]) {
+    // Where the armed call never came, the checks below would meet it.
+    lock.raw().disarm();
+    assert!(lock.raw().fired() <= 1, "a fault fired twice");
+    assert_eq!(
+        faulted,
+        lock.raw().fired(),
+        "an injected fault was lost, or reached a thread twice"
+    );
+    assert!(!lock.raw().is_locked(), "lock still held at the end");
+    assert_eq!(lock.group_head(), None, "operations left queued");
+    let ops = lock.group(|d| {
+        for &(me, ran) in ran {
+            assert_eq!(
+                d.applied[me],
+                u8::from(ran),
+                "operation {me} ran {} times, expected {}",
+                d.applied[me],
+                u8::from(ran)
+            );
+        }
+        assert_eq!(d.a, d.b, "half-applied group left behind");
+        d.a
+    });
+    let expected = ran.iter().filter(|(_, ran)| *ran).count() as u64;
+    assert_eq!(ops, expected, "an update was lost");
+}
+
+/// Counts one more execution with an interleaving of interest (outside the model: a std atomic,
+/// not reset between executions).
+fn count(counter: &AtomicUsize) {
+    counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The executions [`count`]ed so far.
+fn counted(counter: &AtomicUsize) -> usize {
+    counter.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Executions of [`leader_acquire_unwinds`] whose leader's acquire unwound, and those among them
+/// where the other submitter had already queued behind the leader when it did (it must be handed
+/// the group). Counted outside the model (std atomics), checked after the exploration.
+static LEADER_ACQUIRE_FAULTS: AtomicUsize = AtomicUsize::new(0);
+static QUEUED_BEHIND_FAULTING_LEADER: AtomicUsize = AtomicUsize::new(0);
+
+/// Leader policy, three threads: the main thread holds the lock while two submitters arrive, so
+/// whichever pushes first leads and the other may queue behind it. The leader's `acquire`
+/// unwinds: `Acquire` call 1 is the main thread's write guard, and inside `group` only a leader
+/// or a handover target calls `acquire` (no handover with two members), so call 2 is always the
+/// first leader's, whichever submitter that is. The model explores every interleaving (to the
+/// bound) of the submitters' direct attempts, pushes and the fault against the main thread's
+/// release: both submitters run directly (no fault); one direct and one leading (it faults
+/// alone); both queued, the second pushing before the faulting leader detaches the list (it must
+/// be handed the group and serve itself: counted, and required to happen) or after (it leads a
+/// new group). Checked: no deadlock; the faulting submitter gets the injected panic, its own
+/// operation not run and its record reset; the other's operation ran exactly once and it got its
+/// own result; the lock is free and works afterwards.
+fn leader_acquire_unwinds() {
+    let lock = Arc::new(Faulty::new(Data::default(), Policy::Leader));
+    let g = lock.write();
+    let weak = Arc::downgrade(&lock);
+    lock.raw().arm_with(FaultPoint::Acquire, 2, move || {
+        count(&LEADER_ACQUIRE_FAULTS);
+        // The leader pushed onto an empty list and has not detached it: a different head is a
+        // member queued behind it.
+        let lock = weak.upgrade().expect("a submitter holds the lock");
+        if lock.group_head() != Some(Proc::current().number()) {
+            count(&QUEUED_BEHIND_FAULTING_LEADER);
+        }
+    });
+    let spawn = |me| {
+        let l = lock.clone();
+        thread::spawn(move || submit_faulty(&l, me, true))
+    };
+    let (a, b) = (spawn(1), spawn(2));
+    drop(g);
+    let ended = [(1, a.join().unwrap()), (2, b.join().unwrap())];
+    let mut faulted = 0;
+    let mut ran = Vec::new();
+    for (me, e) in ended {
+        match e {
+            Ended::Returned { .. } => ran.push((me, true)),
+            Ended::Faulted { fault, ran: r, .. } => {
+                faulted += 1;
+                let expected = InjectedFault {
+                    point: FaultPoint::Acquire,
+                    call: 2,
+                };
+                assert_eq!(fault, expected, "another call unwound");
+                assert!(!r, "the operation of a leader whose acquire unwound ran");
+                ran.push((me, false));
+            }
+        }
+    }
+    finish_faulty(&lock, faulted, &ran);
+}
+
+/// After the exploration: the interleaving of interest happened.
+fn leader_acquire_unwinds_explored(outcome: Outcome) {
+    let faults = counted(&LEADER_ACQUIRE_FAULTS);
+    let queued = counted(&QUEUED_BEHIND_FAULTING_LEADER);
+    eprintln!(
+        "flex_leader_acquire_unwinds3: of {} executions, {faults} had the leader's acquire \
+         unwind, {queued} with the other member queued behind it",
+        outcome.executions
+    );
+    assert!(
+        queued > 0,
+        "no execution had a member queued behind the faulting leader ({faults} faulted)"
+    );
+}
+
+models::loom_model! {
+    /// Leader policy, the leader's acquire unwinds: a member queued behind it is handed the group, nothing strands.
+    flex_leader_acquire_unwinds3, threads: 3, bound: Some(4),
+    || { quiet_injected_panics(); leader_acquire_unwinds() },
+    then: leader_acquire_unwinds_explored
+}
+
+/// Executions of [`leader_release_unwinds`] in which the leader's release unwound after it
+/// had served the other submitter's operation (that member must still be woken).
+static RELEASE_FAULT_WITH_MEMBER: AtomicUsize = AtomicUsize::new(0);
+
+/// Leader policy, two threads (as [`two_submitters`]): the main thread holds the lock while the
+/// other submits, so the other leads; the main thread releases and submits too, and joins the
+/// leader's group if it pushes while the leader holds the lock and before it detaches. The
+/// second `Release` call unwinds. The wrapper counts a release after the wrapped one returns, so
+/// "second" is in the order the calls return: usually the leader's after serving its group (the
+/// main thread's guard returned first); or the main thread's direct release, where its direct
+/// attempt got the lock before the leader; or the main thread's guard itself, where the leader
+/// took the lock, served and released while that guard's release was still waking it. Checked
+/// in every case: no deadlock; whoever's release unwound gets the panic, after its operation
+/// ran; the other gets its own result; each operation ran exactly once; the lock is free and
+/// works. The interleaving of interest (the leader served the main thread, then its release
+/// unwound: the member must still be woken) is counted and required to happen.
+fn leader_release_unwinds() {
+    let lock = Arc::new(Faulty::new(Data::default(), Policy::Leader));
+    let g = lock.write();
+    lock.raw().arm(FaultPoint::Release, 2);
+    let l = lock.clone();
+    let t = thread::spawn(move || submit_faulty(&l, 1, false));
+    let released = catch_unwind(AssertUnwindSafe(|| drop(g)));
+    let mine = submit_faulty(&lock, 0, false);
+    let theirs = t.join().unwrap();
+    let expected = InjectedFault {
+        point: FaultPoint::Release,
+        call: 2,
+    };
+    let mut faulted = 0;
+    if let Err(payload) = released {
+        let fault = payload
+            .downcast::<InjectedFault>()
+            .unwrap_or_else(|other| resume_unwind(other));
+        assert_eq!(*fault, expected, "another call unwound");
+        faulted += 1;
+    }
+    for e in [mine, theirs] {
+        if let Ended::Faulted { fault, ran, .. } = e {
+            faulted += 1;
+            assert_eq!(fault, expected, "another call unwound");
+            assert!(ran, "a release unwound before its holder's operation ran");
+        }
+    }
+    if let (
+        Ended::Returned { by_other: true },
+        Ended::Faulted {
+            by_other: false, ..
+        },
+    ) = (mine, theirs)
+    {
+        count(&RELEASE_FAULT_WITH_MEMBER);
+    }
+    finish_faulty(&lock, faulted, &[(0, true), (1, true)]);
+}
+
+/// After the exploration: the interleaving of interest happened.
+fn leader_release_unwinds_explored(outcome: Outcome) {
+    let n = counted(&RELEASE_FAULT_WITH_MEMBER);
+    eprintln!(
+        "flex_leader_release_unwinds2: of {} executions, {n} had the leader's release unwind \
+         after serving the other member",
+        outcome.executions
+    );
+    assert!(
+        n > 0,
+        "no execution had the leader's release unwind after serving a member"
+    );
+}
+
+models::loom_model! {
+    /// Leader policy, the release after serving unwinds: the served member is still woken with its result.
+    flex_leader_release_unwinds2, threads: 2, bound: Some(5),
+    || { quiet_injected_panics(); leader_release_unwinds() },
+    then: leader_release_unwinds_explored
+}
+
+/// Executions of [`last_releaser_recheck_unwinds`] in which the submitter's re-check unwound,
+/// and its operation was then run by the releasing main thread, or by the submitter itself
+/// (the retry found the lock free: the interleaving in which giving up would strand it).
+static RECHECK_FAULT_SERVED: AtomicUsize = AtomicUsize::new(0);
+static RECHECK_FAULT_SELF: AtomicUsize = AtomicUsize::new(0);
+
+/// Last-releaser policy, two threads: the main thread holds the lock (write guard) while the
+/// other submits; its direct attempt is `ConditionalAcquire` call 1 (it fails while the guard is
+/// held), and call 2 is the next conditional acquire: the submitter's re-check after its push,
+/// or, if the main thread's release-and-recheck saw the push first, the main thread's own
+/// re-check (its guard's drop then unwinds, after draining). Every interleaving of "push; fence;
+/// re-check" against "release; fence; load head" is explored, the racy one included: the main
+/// thread's load misses the push, and only the submitter's re-check (retried after the unwind)
+/// can drain the queue. Checked: no deadlock; the operation ran exactly once; a submitter whose
+/// re-check unwound gets the panic only after its operation ran, and its record is clean; the
+/// lock is free and works.
+fn last_releaser_recheck_unwinds() {
+    let lock = Arc::new(Faulty::new(Data::default(), Policy::LastReleaser));
+    let g = lock.write();
+    lock.raw().arm(FaultPoint::ConditionalAcquire, 2);
+    let l = lock.clone();
+    let t = thread::spawn(move || submit_faulty(&l, 1, true));
+    let released = catch_unwind(AssertUnwindSafe(|| drop(g)));
+    let theirs = t.join().unwrap();
+    let expected = InjectedFault {
+        point: FaultPoint::ConditionalAcquire,
+        call: 2,
+    };
+    let mut faulted = 0;
+    if let Err(payload) = released {
+        let fault = payload
+            .downcast::<InjectedFault>()
+            .unwrap_or_else(|other| resume_unwind(other));
+        assert_eq!(*fault, expected, "another call unwound");
+        faulted += 1;
+    }
+    if let Ended::Faulted {
+        fault,
+        ran,
+        by_other,
+    } = theirs
+    {
+        assert_eq!(fault, expected, "another call unwound");
+        assert!(
+            ran,
+            "the submitter got its re-check's panic before its operation ran"
+        );
+        faulted += 1;
+        count(if by_other {
+            &RECHECK_FAULT_SERVED
+        } else {
+            &RECHECK_FAULT_SELF
+        });
+    }
+    finish_faulty(&lock, faulted, &[(1, true)]);
+}
+
+/// After the exploration: both interleavings of interest happened.
+fn last_releaser_recheck_unwinds_explored(outcome: Outcome) {
+    let served = counted(&RECHECK_FAULT_SERVED);
+    let itself = counted(&RECHECK_FAULT_SELF);
+    eprintln!(
+        "flex_last_releaser_recheck_unwinds2: of {} executions, the submitter's re-check \
+         unwound in {served} served by the releaser and {itself} drained by its own retry",
+        outcome.executions
+    );
+    assert!(
+        served > 0 && itself > 0,
+        "the submitter's re-check unwound in too few interleavings ({served} served by the \
+         releaser, {itself} drained by the retry)"
+    );
+}
+
+models::loom_model! {
+    /// Last-releaser policy, the submitter's re-check unwinds: it is retried, the op runs once, then the panic.
+    flex_last_releaser_recheck_unwinds2, threads: 2, bound: None,
+    || { quiet_injected_panics(); last_releaser_recheck_unwinds() },
+    then: last_releaser_recheck_unwinds_explored
+}
+
 /// Proof that these models fail on broken protocols. flexlock selects its variants at compile
 /// time (`--cfg lwlock_mutant="…"`), so each test exists only in the build of its variant.
 mod mutants {
@@ -192,6 +552,42 @@ mod mutants {
         expect_caught(
             "flex_last_releaser_writer2",
             "flex_no_recheck",
+            Failure::Deadlock,
+            T,
+        );
+    }
+
+    /// A leader whose acquire unwinds leaves without handing its group on: the member sleeps.
+    #[cfg(lwlock_mutant = "runtime")]
+    #[test]
+    fn mutant_flex_leader_unwind_strands() {
+        expect_caught(
+            "flex_leader_acquire_unwinds3",
+            "flex_leader_unwind_strands",
+            Failure::Deadlock,
+            T,
+        );
+    }
+
+    /// A leader whose release unwinds does not wake the members it served.
+    #[cfg(lwlock_mutant = "runtime")]
+    #[test]
+    fn mutant_flex_release_unwind_no_wake() {
+        expect_caught(
+            "flex_leader_release_unwinds2",
+            "flex_release_unwind_no_wake",
+            Failure::Deadlock,
+            T,
+        );
+    }
+
+    /// A re-check that unwinds is not retried: the queue is stranded while the lock is free.
+    #[cfg(lwlock_mutant = "runtime")]
+    #[test]
+    fn mutant_flex_unwind_no_retry() {
+        expect_caught(
+            "flex_last_releaser_recheck_unwinds2",
+            "flex_unwind_no_retry",
             Failure::Deadlock,
             T,
         );
