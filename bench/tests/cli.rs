@@ -676,7 +676,9 @@ fn partial_perf_counters_are_left_empty_not_summed() {
             );
         }
         assert_eq!(r[col("ctx_switch_source")], "getrusage", "{r:?}");
-        assert!(r[col("ctx_switches")].parse::<u64>().unwrap() > 0, "{r:?}");
+        // Filled from the one source every worker has (a count, possibly 0 in a 10 ms trial on
+        // a loaded machine), never left empty or mixed.
+        assert!(r[col("ctx_switches")].parse::<u64>().is_ok(), "{r:?}");
     }
     assert!(err.contains("perf counters opened in only"), "{err}");
     let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
