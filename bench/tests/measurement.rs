@@ -164,11 +164,9 @@ fn the_sampler_can_be_turned_off_and_does_not_stretch_trials() {
         t0.elapsed()
     );
     for r in rows(&out) {
-        assert_eq!(
-            f(&r, "sampler_passes"),
-            1.0,
-            "one pass, then stopped with the trial"
-        );
+        // At most one pass (none if the trial ended before the sampler first ran), then it
+        // stopped with the trial instead of sleeping on.
+        assert!(f(&r, "sampler_passes") <= 1.0, "{r:?}");
     }
     let bad = bench(&["--sample-interval", "sometimes"]);
     assert_eq!(bad.status.code(), Some(2));
