@@ -3,9 +3,10 @@
 //! must make `bench` exit 1 naming the violated invariant, and the same run with a real lock
 //! must pass. Without this, "every trial passed the invariant checks" would mean nothing.
 
-use std::process::{Command, Output};
-use std::sync::mpsc;
-use std::time::Duration;
+mod common;
+
+use common::bench;
+use std::process::Output;
 
 const WORKLOADS: [&str; 9] = [
     "null",
@@ -18,27 +19,6 @@ const WORKLOADS: [&str; 9] = [
     "pin",
     "pin-held",
 ];
-
-fn bench(args: &[&str]) -> Output {
-    let child = Command::new(env!("CARGO_BIN_EXE_bench"))
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn bench");
-    let pid = child.id();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    match rx.recv_timeout(Duration::from_secs(120)) {
-        Ok(out) => out.expect("wait for bench"),
-        Err(_) => {
-            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-            panic!("bench {args:?} did not finish within 120 s");
-        }
-    }
-}
 
 fn run(workload: &str, lock: &str, extra: &[&str]) -> Output {
     let out = std::env::temp_dir().join(format!(

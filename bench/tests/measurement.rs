@@ -3,31 +3,11 @@
 //! are named apart, the wait-event sampler can be turned off and does not stretch a trial, and
 //! the shared spin estimate starts from the default at every point.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+mod common;
 
-fn bench(args: &[&str]) -> Output {
-    let child = Command::new(env!("CARGO_BIN_EXE_bench"))
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn bench");
-    let pid = child.id();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    match rx.recv_timeout(Duration::from_secs(120)) {
-        Ok(out) => out.expect("wait for bench"),
-        Err(_) => {
-            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-            panic!("bench {args:?} did not finish within 120 s");
-        }
-    }
-}
+use common::bench;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 fn tmp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("lwbench-meas-{}-{name}", std::process::id()));

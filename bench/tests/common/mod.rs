@@ -1,0 +1,29 @@
+//! Shared by the integration tests that run the built `bench` binary.
+#![allow(dead_code)]
+
+use std::process::{Command, Output};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Runs `bench` with `args`, killing it (and failing) after two minutes.
+pub fn bench(args: &[&str]) -> Output {
+    let child = Command::new(env!("CARGO_BIN_EXE_bench"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn bench");
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(Duration::from_secs(120)) {
+        Ok(out) => out.expect("wait for bench"),
+        Err(_) => {
+            // Watchdog: never let a hung run hang the test suite.
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            panic!("bench {args:?} did not finish within 120 s");
+        }
+    }
+}
