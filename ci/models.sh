@@ -15,6 +15,9 @@
 #                          fault model there must run on the correct protocol)
 # The two single-variant builds compile only the test binary whose model catches them.
 #
+# The mutants step ends with the CI sample of the mutation score (ci/mutation.sh --sample: the
+# runtime mutants of ci/mutation.list against their hinted loom models, on the same build).
+#
 # Usage: ci/models.sh [loom|shuttle|mutants]...   (default: all three)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,6 +63,10 @@ cargo_models() { # target-dir rustflags cargo-test-args...
 # the 2-core machine five models took 86 s on two libtest threads and 68 s on one, the
 # difference all system time), while two processes each run at full speed.
 # Mutation tests (`mutant_*`) belong to the mutant builds only (in a clean build they must fail).
+# Every test binary of models/tests is found here, so models/tests/loom_variants.rs (the reader-
+# biased LWLock and the holder-serves FlexLock: 5 models, about 2 s) runs with the rest, and its
+# runtime mutants (bravo_no_fence, bravo_draining_is_off, flex_holder_sleeps_on_op) with the
+# runtime-selected mutant step below.
 jobs=${MODELS_JOBS:-$(nproc)}
 # Seconds of the slowest models on the 2-core machine, to order a first run.
 known_slow="
@@ -71,6 +78,12 @@ loom_atomic::wait_for_var 50
 loom_atomic::acquire_or_wait3 43
 loom_atomic::exclusive3 41
 loom_flexlock::flex_leader_release_unwinds2 15
+loom_dropin::handoff_not_overtaken 32
+loom_dropin::taskfair_not_overtaken 18
+loom_atomic::var_requeue3 26
+loom_atomic::var_wake_bound3 24
+loom_flexlock::flex_leader_repush3 36
+loom_mutex_condvar::notify_one_racing_wait 29
 "
 loom_models() { # target-dir
     local dir=$1 bin name test cost
@@ -122,6 +135,9 @@ for s in "${steps[@]}"; do
         flags='--cfg loom --cfg lwlock_mutant="runtime" --cfg lwlock_mutant="clog_ignore_key"'
         step "mutants: build (runtime-selected)" cargo_models target/loom-mutants "$flags" --tests --no-run
         step "mutants: caught (runtime-selected)" cargo_models target/loom-mutants "$flags" --tests -- mutant_
+        # The mutation score's CI sample: the same build, every runtime mutant of
+        # ci/mutation.list against its hinted loom models (the full run: ci/mutation.sh).
+        step "mutants: mutation sample (ci/mutation.sh --sample)" ci/mutation.sh --sample
         flags='--cfg loom --cfg lwlock_mutant="flex_done_before_apply"'
         step "mutants: build (flex_done_before_apply)" cargo_models target/loom-mutant-done "$flags" --test loom_flexlock --no-run
         step "mutants: caught (flex_done_before_apply)" cargo_models target/loom-mutant-done "$flags" --test loom_flexlock -- mutant_

@@ -3,7 +3,8 @@
 # RUSTFLAGS changes rebuild everything). Runs its validation tests (determinism, analytic limits,
 # TAS/ticket-vs-MCS shape, exact costs of the atomic and classic LWLocks, the OS model, the
 # FlexLock leader group), a short sweep, and the speed check (a 64-core, 10 ms virtual run of the
-# atomic LWLock under a 95/5 shared/exclusive mix must take at most 30 s).
+# atomic LWLock under a 95/5 shared/exclusive mix must take at most 30 s), and lwbench's simulated
+# engine (bench/tests/sim_engine.rs, the ticket-lock example on the simulator).
 # Usage: ci/sim.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +14,15 @@ export RUSTFLAGS="--cfg lwsim" CARGO_TARGET_DIR=target/lwsim
 echo "== lwsim: tests"
 cargo test --release -p lwlock --test sim_validation --test sim_os -- --nocapture
 cargo test --release -p flexlock --test sim_group
+
+echo "== lwsim: lwbench --engine sim (determinism, the acceptance sweep's files and columns, group-lock costs, bad input)"
+cargo test --release -p bench --features stats --test sim_engine
+
+echo "== lwsim: a user's lock registered by its own main, on the simulated machine"
+cargo run --release -p bench --features stats --example ticket_lock -- --engine sim \
+    --workload end-xact --locks atomic,ticket --threads 1,8 --trials 1 --duration 200us \
+    --out target/lwsim/ticket-lock-sim
+grep -q '^end-xact,ticket,' target/lwsim/ticket-lock-sim/results.csv
 
 echo "== lwsim: sweep (atomic LWLock, xeon-2s-broadwell, 1..8 cores, 1 ms)"
 cargo run --release -p lwlock --example lwsim -- --lock atomic --cores 1,2,4,8 --duration-us 1000

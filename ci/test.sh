@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace: unit, integration and doc tests (debug; they include the
-# fault-injection sweep, the unwind regressions and the broken-lock harness check), the same with
+# fault-injection sweep, the unwind regressions and the broken-lock harness check), the API docs
+# with warnings denied, parking_lot's own unit tests against lwlock (ci/peer-suites.sh), the same with
 # the `stats` feature, the stress tests in release, the fault-injection sweep in release with its
 # counts, a 60 s torture run, and the loom/shuttle models with their mutation tests
 # (ci/models.sh). Usage: ci/test.sh
@@ -13,6 +14,14 @@ start=$(date +%s)
 step "unit, integration and doc tests (debug)"
 cargo test --workspace --all-targets
 cargo test --workspace --doc
+
+step "API docs without warnings; lwlock with every feature (serde, arc_lock, owning_ref, lock_api_05)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
+RUSTDOCFLAGS="-D warnings" cargo doc -p lwlock --no-deps --all-features
+cargo test -p lwlock --all-features --lib --tests
+
+step "peer suites: parking_lot 0.12's and 0.13's own RwLock/Mutex/ReentrantMutex tests on lwlock"
+ci/peer-suites.sh
 
 step "tests with LWLOCK_STATS-style counters (feature stats)"
 cargo test -p lwlock -p flexlock --features stats

@@ -218,7 +218,13 @@ pub(crate) fn wake(first: u32, last: u32, me: u32) -> bool {
         }
         if !(MUTANT_DONE_BEFORE_APPLY && p != me) {
             let op = rec.group.op.load(Ordering::Relaxed) as *const OpHeader;
-            rec.group.next.store(INVALID_PROC, Ordering::Relaxed);
+            // Mutant `flex_wake_link_reset_late` (models only): the link is reset after the
+            // member was released, clobbering the link of a record its owner already pushed
+            // again (seen only when a thread submits twice).
+            let late_reset = lwlock::mutant!("flex_wake_link_reset_late");
+            if !late_reset {
+                rec.group.next.store(INVALID_PROC, Ordering::Relaxed);
+            }
             // Release: the op's outcome and the reset link happen-before an Acquire load of it.
             rec.group.member.store(false, Ordering::Release);
             // SAFETY: the member waits in `Op::wait` until this call, so its op is alive; we do
@@ -227,6 +233,9 @@ pub(crate) fn wake(first: u32, last: u32, me: u32) -> bool {
                 // It sleeps (or is about to): post it. Records are never freed, so posting is safe
                 // even once the member has returned (invariant 4).
                 rec.sem().unlock();
+            }
+            if late_reset {
+                rec.group.next.store(INVALID_PROC, Ordering::Relaxed);
             }
         }
         if p == last {

@@ -6,6 +6,9 @@
 //!     9.6+).
 //!   * [`Policy::LastReleaser`]: whoever releases the lock to free runs the queued operations (the
 //!     2011 FlexLock design of ProcArrayLock).
+//! * [`HolderServesLock`]: the last-releaser FlexLock's fast variant (beyond PostgreSQL):
+//!   exclusive holders serve the queue, unserved submitters wait for the lock themselves, and no
+//!   release pays the last-releaser handshake's fence.
 //! * [`ClogGroupLock`]: the keyed variant, where only operations on the same CLOG page group
 //!   (`TransactionGroupUpdateXidStatus`, PostgreSQL 11+).
 //!
@@ -23,13 +26,14 @@
 #![deny(missing_docs)]
 
 mod clog_group_update;
-mod flex_group_commit;
+pub mod flex_group_commit;
 mod group_list;
 mod op;
 mod stats;
 
 pub use clog_group_update::ClogGroupLock;
 pub use flex_group_commit::{
-    FlexConfig, FlexLock, FlexReadGuard, FlexWriteGuard, Policy, DEFAULT_MAX_GROUP,
+    FlexConfig, FlexLock, FlexReadGuard, FlexWriteGuard, HolderServesLock, Policy,
+    DEFAULT_MAX_GROUP,
 };
 pub use stats::GroupStats;

@@ -62,7 +62,8 @@ const DONE: u8 = 2;
 /// another core usually finishes a small group within this; a sleep costs two system calls and a
 /// context switch. PostgreSQL sleeps at once. With `examples/eot.rs` (2 cores, 32 threads, one run
 /// each) the Leader policy went from 86 to 115 M ops/s with no outside work; with 200 and 1000
-/// iterations of outside work the difference was within noise.
+/// iterations of outside work the difference was within noise. Under loom and shuttle a model
+/// may lower it (`lwlock::sync::set_model_spin_limit`) to explore the sleep/post path.
 pub(crate) const SPINS_BEFORE_SLEEP: u32 = 200;
 
 impl OpHeader {
@@ -77,7 +78,9 @@ impl OpHeader {
         // Acquire load of DONE. Acquire: pairs with the submitter's SLEEPING CAS (nothing to read,
         // but it keeps the decision to post ordered after it).
         // SAFETY: live (caller contract); this is our last access.
-        unsafe { (*this).done.swap(DONE, Ordering::AcqRel) == SLEEPING }
+        let sleeping = unsafe { (*this).done.swap(DONE, Ordering::AcqRel) == SLEEPING };
+        // Mutant `flex_member_never_posted` (models only): a sleeping member is never posted.
+        sleeping && !lwlock::mutant!("flex_member_never_posted")
     }
 
     /// Runs the operation on `data` and records its outcome.
@@ -142,7 +145,9 @@ where
     /// semaphore (absorbing and re-posting foreign wakeups).
     pub(crate) fn wait(&self, me: &Proc, event: WaitEvent) {
         let done = &self.header.done;
-        for _ in 0..SPINS_BEFORE_SLEEP {
+        // Under the models, as few as the model chose (`spin_limit`), so that loom reaches the
+        // sleep below.
+        for _ in 0..lwlock::sync::spin_limit(SPINS_BEFORE_SLEEP) {
             // Acquire: pairs with the server's Release swap in `complete`.
             if done.load(Ordering::Acquire) == DONE {
                 return;
@@ -157,6 +162,14 @@ where
             return;
         }
         me.sleep_until(event, || done.load(Ordering::Acquire) == DONE);
+    }
+
+    /// Whether a server is finished with this op (ran it, or handed us its chain), without
+    /// waiting. For submitters that wait elsewhere than on their semaphore (the holder-serves
+    /// policy waits in the lock's own queue): they never announce SLEEPING, so no server posts.
+    pub(crate) fn is_done(&self) -> bool {
+        // Acquire: pairs with the server's Release swap in `complete`, as in `wait`.
+        self.header.done.load(Ordering::Acquire) == DONE
     }
 
     /// Whether a server handed its chain to us (and clears the flag).

@@ -1,4 +1,5 @@
-//! The fault-injection sweep: every group path of both FlexLock policies, the clog group update
+//! The fault-injection sweep: every group path of both FlexLock policies and of the
+//! holder-serves variant, the last releaser over the reader-biased lock, the clog group update
 //! and the drop-in `RwLock`, over a lock that panics at the k-th call of one trait method
 //! ([`lwlock::fault::FaultLock`]), for every k a fault-free run of the same case reaches, with 1
 //! to 8 threads.
@@ -122,6 +123,54 @@ impl<const LAST: bool, L: RawLwLock + 'static, const MG: usize> Target for Flex<
                 max_group: MG,
                 ..FlexConfig::new(policy)
             },
+        ))
+    }
+    fn fault(&self) -> &FaultLock<L> {
+        self.0.raw()
+    }
+    fn op(&self, id: usize, i: usize) {
+        match i % 6 {
+            3 => {
+                let mut g = self.0.write();
+                let _ = g.apply(id);
+            }
+            5 => {
+                let g = self.0.read();
+                assert!(g.applied as usize <= g.slots.len());
+                drop(g);
+                let r = self.0.group(move |d| d.apply(id));
+                check_result(id, r);
+            }
+            _ => {
+                let r = self.0.group(move |d| d.apply(id));
+                check_result(id, r);
+            }
+        }
+    }
+    fn snapshot(&self) -> (Vec<u32>, u64) {
+        let g = self.0.read();
+        (g.slots.clone(), g.applied)
+    }
+    fn is_idle(&self) -> bool {
+        !self.0.raw().is_locked() && self.0.group_head().is_none()
+    }
+    fn ops_by_leader(&self) -> Option<u64> {
+        self.0.stats().map(|s| s.ops_by_leader)
+    }
+}
+
+/// The holder-serves variant (`flexlock::HolderServesLock`) with group bound `MG`.
+struct Holder<L: RawLwLock, const MG: usize>(flexlock::HolderServesLock<FaultLock<L>, Data>);
+
+impl<L: RawLwLock + 'static, const MG: usize> Target for Holder<L, MG> {
+    type L = L;
+    const KIND: &'static str = "flex holder-serves";
+    const MAX_GROUP: usize = MG;
+    fn new(n: usize) -> Self {
+        Holder(flexlock::HolderServesLock::with_bound(
+            Data::new(n),
+            MG,
+            lwlock::Tranche::PROC_ARRAY,
         ))
     }
     fn fault(&self) -> &FaultLock<L> {
@@ -467,6 +516,43 @@ fn sweep_flex_last_releaser_atomic_handovers() {
 #[test]
 fn sweep_flex_last_releaser_classic() {
     let (cases, injected) = sweep::<Flex<true, RawClassicLwLock, DEF>>();
+    assert!(cases > 0 && injected > 0);
+}
+
+/// The atomic LWLock with bounded writer starvation (`RawHandoffLwLock`, `RawTaskFairLwLock`).
+#[test]
+fn sweep_flex_leader_handoff() {
+    let (cases, injected) = sweep::<Flex<false, lwlock::RawHandoffLwLock, DEF>>();
+    assert!(cases > 0 && injected > 0);
+}
+
+#[test]
+fn sweep_flex_last_releaser_handoff() {
+    let (cases, injected) = sweep::<Flex<true, lwlock::RawHandoffLwLock, DEF>>();
+    assert!(cases > 0 && injected > 0);
+}
+
+#[test]
+fn sweep_flex_holder_serves_atomic() {
+    let (cases, injected) = sweep::<Holder<RawAtomicLwLock, DEF>>();
+    assert!(cases > 0 && injected > 0);
+}
+
+#[test]
+fn sweep_flex_holder_serves_atomic_handovers() {
+    let (cases, injected) = sweep::<Holder<RawAtomicLwLock, 2>>();
+    assert!(cases > 0 && injected > 0);
+}
+
+#[test]
+fn sweep_flex_last_releaser_reader_bias() {
+    let (cases, injected) = sweep::<Flex<true, lwlock::RawReaderBiasLwLock, DEF>>();
+    assert!(cases > 0 && injected > 0);
+}
+
+#[test]
+fn sweep_flex_leader_taskfair() {
+    let (cases, injected) = sweep::<Flex<false, lwlock::RawTaskFairLwLock, DEF>>();
     assert!(cases > 0 && injected > 0);
 }
 

@@ -1,10 +1,16 @@
-//! Uncontended shared and exclusive acquire+release for every lock of the trait, with
+//! Uncontended shared and exclusive acquire+release for every lock of the trait, the drop-in
+//! guards (`lwlock::RwLock`, task-fair; `lwlock::BargingRwLock`, PostgreSQL's), with
 //! parking_lot's and std's `RwLock` as baselines.
 //!
-//! `cargo bench -p lwlock --bench uncontended`
+//! `cargo bench -p lwlock --bench uncontended` (a 2 s window per function; the command line's
+//! `--measurement-time S` overrides it: the window is configured in `criterion_group!`, which
+//! applies the command line last).
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use lwlock::{LockApiAdapter, Mode, Named, RawAtomicLwLock, RawClassicLwLock, RawLwLock, Tranche};
+use lwlock::{
+    LockApiAdapter, Mode, Named, RawAtomicLwLock, RawClassicLwLock, RawHandoffLwLock, RawLwLock,
+    Tranche,
+};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -48,8 +54,6 @@ impl Named for ParkingLot {
 fn trait_lock<L: RawLwLock>(c: &mut Criterion) {
     let lock = L::with_tranche(Tranche::DEFAULT);
     let mut g = c.benchmark_group("uncontended");
-    g.warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(2));
     g.bench_function(format!("shared/{}", L::NAME), |b| {
         b.iter(|| {
             black_box(&lock).acquire(Mode::Shared);
@@ -70,9 +74,21 @@ fn trait_lock<L: RawLwLock>(c: &mut Criterion) {
 fn baselines(c: &mut Criterion) {
     let pl = parking_lot::RwLock::new(0u64);
     let std_lock = std::sync::RwLock::new(0u64);
+    let dropin = lwlock::RwLock::new(0u64);
+    let barging = lwlock::BargingRwLock::new(0u64);
     let mut g = c.benchmark_group("uncontended");
-    g.warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(2));
+    g.bench_function("shared/lwlock::RwLock", |b| {
+        b.iter(|| drop(black_box(&dropin).read()))
+    });
+    g.bench_function("exclusive/lwlock::RwLock", |b| {
+        b.iter(|| drop(black_box(&dropin).write()))
+    });
+    g.bench_function("shared/lwlock::BargingRwLock", |b| {
+        b.iter(|| drop(black_box(&barging).read()))
+    });
+    g.bench_function("exclusive/lwlock::BargingRwLock", |b| {
+        b.iter(|| drop(black_box(&barging).write()))
+    });
     g.bench_function("shared/parking_lot::RwLock", |b| {
         b.iter(|| drop(black_box(&pl).read()))
     });
@@ -90,10 +106,18 @@ fn baselines(c: &mut Criterion) {
 
 fn all(c: &mut Criterion) {
     trait_lock::<RawAtomicLwLock>(c);
+    trait_lock::<RawHandoffLwLock>(c);
+    trait_lock::<lwlock::RawTaskFairLwLock>(c);
     trait_lock::<RawClassicLwLock>(c);
     trait_lock::<LockApiAdapter<ParkingLot>>(c);
     baselines(c);
 }
 
-criterion_group!(benches, all);
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    targets = all
+}
 criterion_main!(benches);

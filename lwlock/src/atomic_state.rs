@@ -27,17 +27,28 @@
 //!
 //! # State
 //! ```text
-//!  31   30           29          28       27..25   24          23..0
-//! [ 0 | HAS_WAITERS | RELEASE_OK | LOCKED | 0 0 0 | EXCLUSIVE | shared count ]
+//!  31   30           29          28       27   26        25           24          23..0
+//! [ 0 | HAS_WAITERS | RELEASE_OK | LOCKED | 0 | HANDOFF | UPGRADABLE | EXCLUSIVE | shared count ]
 //! ```
-//! (PostgreSQL 9.6–17 positions.) The lock is free iff `state & LOCK_MASK == 0`.
+//! (PostgreSQL 9.6–17 positions for bits 28–30, 24 and 23..0; bits 25 and 26 are this
+//! library's, beyond PostgreSQL, and stay zero unless the drop-in capabilities of
+//! `atomic_state/dropin.rs` are used or the policy is [`Handoff`] or [`TaskFair`].) The lock is free iff
+//! `state & LOCK_MASK == 0`.
 //!
-//! | EXCLUSIVE | shared | meaning                          |
-//! |-----------|--------|----------------------------------|
-//! | 0         | 0      | free                             |
-//! | 0         | n > 0  | held shared by n threads         |
-//! | 1         | 0      | held exclusively by one thread   |
-//! | 1         | n > 0  | impossible                       |
+//! | EXCLUSIVE | UPGRADABLE | shared | meaning                                                  |
+//! |-----------|------------|--------|----------------------------------------------------------|
+//! | 0         | 0          | 0      | free                                                     |
+//! | 0         | 0          | n > 0  | held shared by n threads                                 |
+//! | 0         | 1          | n > 0  | one upgradable holder (counted in n) and n − 1 readers    |
+//! | 1         | 0          | 0      | held exclusively by one thread                           |
+//! | 1         | 0          | n > 0  | upgrading: the former upgradable holder owns EXCLUSIVE and waits for the n readers to leave |
+//! | 0         | 1          | 0      | impossible                                               |
+//! | 1         | 1          | any    | impossible                                               |
+//!
+//! `HANDOFF` (policies [`Handoff`] and [`TaskFair`] only) is independent of the rows above: an exclusive waiter
+//! that has waited longer than the bound owns it; while it is set no newcomer takes the lock
+//! (shared, upgradable or exclusive; recursive reads excepted), and the next release that frees
+//! the lock wakes the owner whatever `RELEASE_OK` says.
 //!
 //! # Invariants
 //! 1. `EXCLUSIVE` is added only when `state & LOCK_MASK == 0`, a shared unit only when
@@ -49,7 +60,22 @@
 //! 4. `RELEASE_OK` clear implies that a woken shared/exclusive waiter has not yet re-enabled it.
 //! 5. A record's `lw_waiting` goes NOT_WAITING → WAITING (owner, under LOCKED) → PENDING_WAKEUP
 //!    (waker, under LOCKED, after unlinking) → NOT_WAITING (waker, Release, after its last access
-//!    to the record's links). Only DequeueSelf may take its own WAITING record off the list.
+//!    to the record's links). Only DequeueSelf (or a timed-out waiter, the same way) may take its
+//!    own WAITING record off the list.
+//! 6. (Beyond PostgreSQL.) `UPGRADABLE` is set only together with one shared unit, and only when
+//!    `EXCLUSIVE` and `UPGRADABLE` are clear (one upgradable holder). `EXCLUSIVE` with a non-zero
+//!    shared count exists only while that holder upgrades: no shared unit is added then except by
+//!    a recursive read (which needs a count above zero), and the shared release that brings the
+//!    count to zero wakes the upgrader (a futex wake on the state word).
+//! 7. (Policies [`Handoff`], [`TaskFair`].) `HANDOFF` is set only by an exclusive waiter that is on the list,
+//!    under LOCKED, moving itself to just behind the leading WAIT_UNTIL_FREE run; its owner is
+//!    then the first non-WAIT_UNTIL_FREE entry whenever it is on the list (it re-queues there)
+//!    and is the only thread whose exclusive attempt ignores the bit. The owner clears it when it
+//!    takes the lock, or when it gives up (a timed wait), then waking the waiters the bit held
+//!    back; a fair unlock that hands the lock to the owner clears it for it.
+//! 8. (Fair unlock.) A waker that hands the lock over adds the waiters' holds to the word itself
+//!    (one AcqRel CAS, under LOCKED) and sets their `lw_granted` before `NOT_WAITING`: a granted
+//!    waiter owns the lock when it wakes and does not attempt it again.
 //!
 //! # Memory orderings
 //! * Acquire CAS (`attempt_lock`) / Release `fetch_sub` (`release`): the critical sections.
@@ -69,6 +95,8 @@
 //!   wait-list lock/unlock, so an update that finished before the waiter queued is seen (it
 //!   precedes the updater's own wait-list lock).
 
+mod dropin;
+
 use crate::elog::CritSection;
 use crate::proc::{lw_mode, lw_waiting, Proc};
 use crate::proclist::ProcList;
@@ -77,6 +105,7 @@ use crate::s_lock::{SpinDelay, SpinDelayConfig};
 use crate::stats::{LockStats, Stat, StatsCounters};
 use crate::sync::{AtomicU32, AtomicU64, Ordering, UnsafeCell};
 use crate::wait_event::{Tranche, WaitEvent};
+use std::marker::PhantomData;
 
 /// Someone is (or may be) on the wait list. Never clear while the list is non-empty.
 pub const HAS_WAITERS: u32 = 1 << 30;
@@ -95,6 +124,96 @@ pub const SHARED_MASK: u32 = VAL_EXCLUSIVE - 1;
 pub const LOCK_MASK: u32 = SHARED_MASK | VAL_EXCLUSIVE;
 /// Most shared holders at once (16 777 215); one more panics.
 pub const MAX_SHARED: u32 = SHARED_MASK;
+/// One upgradable holder exists; it holds one shared unit besides (invariant 6). Beyond
+/// PostgreSQL.
+pub const UPGRADABLE: u32 = 1 << 25;
+/// Policies [`Handoff`] and [`TaskFair`]: an exclusive waiter waited past the bound and owns the handoff; newcomers
+/// queue (invariant 7). Beyond PostgreSQL; never set under policy [`Barging`].
+pub const HANDOFF: u32 = 1 << 26;
+
+/// How the atomic LWLock treats queued exclusive waiters: a type parameter of [`AtomicLwLock`],
+/// so that each policy compiles to its own code (the faithful [`Barging`] instantiation has no
+/// trace of the other's checks: they are `if P::HANDOFF` on a constant).
+pub trait Policy: Send + Sync + 'static {
+    /// Whether exclusive waiters past [`BOUND_NANOS`](Policy::BOUND_NANOS) set [`HANDOFF`].
+    const HANDOFF: bool;
+    /// How long the first exclusive waiter waits before it takes the handoff.
+    const BOUND_NANOS: u64;
+    /// The lock's name in tests, benches and plots.
+    const NAME: &'static str;
+    /// The type's name in `Debug` output.
+    const TYPE_NAME: &'static str;
+}
+
+/// PostgreSQL's policy, unchanged: shared lockers barge past queued writers, and a woken waiter
+/// competes with newcomers ([`RawAtomicLwLock`]).
+#[derive(Debug)]
+pub enum Barging {}
+
+/// Bounded writer starvation, in the spirit of Linux rwsem's handoff bit: once the first queued
+/// exclusive waiter has waited longer than 250 µs it sets [`HANDOFF`], new shared (and
+/// exclusive) acquirers queue behind it, and the release that frees the lock wakes it
+/// ([`RawHandoffLwLock`]). Until then, the lock behaves as [`Barging`].
+#[derive(Debug)]
+pub enum Handoff {}
+
+impl Policy for Barging {
+    const HANDOFF: bool = false;
+    const BOUND_NANOS: u64 = u64::MAX;
+    const NAME: &'static str = "atomic";
+    const TYPE_NAME: &'static str = "RawAtomicLwLock";
+}
+
+impl Policy for Handoff {
+    const HANDOFF: bool = true;
+    const BOUND_NANOS: u64 = 250_000;
+    const NAME: &'static str = "atomic-handoff";
+    const TYPE_NAME: &'static str = "RawHandoffLwLock";
+}
+
+/// Task-fair, parking_lot's policy: [`Handoff`] with a bound of zero. An exclusive waiter takes
+/// the handoff as it queues (when nobody owns it), in the same wait-list critical section and
+/// the same RMW that sets `HAS_WAITERS`, so from the moment a writer is seen waiting no new
+/// reader gets in ([`RawTaskFairLwLock`]). Writers queued behind the owner take it in turn.
+#[derive(Debug)]
+pub enum TaskFair {}
+
+impl Policy for TaskFair {
+    const HANDOFF: bool = true;
+    const BOUND_NANOS: u64 = 0;
+    const NAME: &'static str = "atomic-taskfair";
+    const TYPE_NAME: &'static str = "RawTaskFairLwLock";
+}
+
+/// The atomic-state LWLock exactly as PostgreSQL 9.5+ has it (shared lockers barge). 16 bytes.
+pub type RawAtomicLwLock = AtomicLwLock<Barging>;
+/// The atomic-state LWLock with bounded writer starvation ([`Handoff`]; beyond PostgreSQL). 16
+/// bytes; the lock under the drop-in `lwlock::RwLock`.
+pub type RawHandoffLwLock = AtomicLwLock<Handoff>;
+/// The atomic-state LWLock, task-fair ([`TaskFair`]: a queued writer blocks new readers at
+/// once; beyond PostgreSQL). 16 bytes.
+pub type RawTaskFairLwLock = AtomicLwLock<TaskFair>;
+
+/// What an attempt asks for: the two PostgreSQL modes, and the drop-in's two more.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Want {
+    Shared,
+    Exclusive,
+    /// A shared unit that never waits behind queued writers or [`HANDOFF`] (`read_recursive`).
+    Recursive,
+    /// A shared unit plus [`UPGRADABLE`].
+    Upgradable,
+}
+
+impl Want {
+    #[inline(always)]
+    fn of(mode: Mode) -> Want {
+        match mode {
+            Mode::Shared => Want::Shared,
+            Mode::Exclusive => Want::Exclusive,
+        }
+    }
+}
 
 /// Outcome of one `LWLockAttemptLock`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,8 +224,9 @@ enum Attempt {
     Overflow,
 }
 
-/// The atomic-state LWLock. 16 bytes (without the `stats` feature).
-pub struct RawAtomicLwLock {
+/// The atomic-state LWLock under a [`Policy`]: [`RawAtomicLwLock`] (PostgreSQL's, barging) or
+/// [`RawHandoffLwLock`] (bounded writer starvation). 16 bytes (without the `stats` feature).
+pub struct AtomicLwLock<P: Policy> {
     /// The lock word; see the module docs for the layout.
     state: AtomicU32,
     /// The tranche id waits are reported under.
@@ -114,28 +234,31 @@ pub struct RawAtomicLwLock {
     /// Wait list; protected by `LOCKED` (invariant 2).
     waiters: UnsafeCell<ProcList>,
     stats: StatsCounters,
+    policy: PhantomData<P>,
 }
 
 // SAFETY: all shared mutable state is in atomics, or in `waiters`, which is only accessed while
 // holding the LOCKED bit of `state` (invariant 2), which serialises those accesses.
-unsafe impl Sync for RawAtomicLwLock {}
+unsafe impl<P: Policy> Sync for AtomicLwLock<P> {}
 // SAFETY: the lock owns no thread-bound resources; records are reached by number.
-unsafe impl Send for RawAtomicLwLock {}
+unsafe impl<P: Policy> Send for AtomicLwLock<P> {}
 
-impl std::fmt::Debug for RawAtomicLwLock {
+impl<P: Policy> std::fmt::Debug for AtomicLwLock<P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let s = self.state.load(Ordering::Relaxed);
-        f.debug_struct("RawAtomicLwLock")
+        f.debug_struct(P::TYPE_NAME)
             .field("tranche", &Tranche::from_id(self.tranche).name())
             .field("exclusive", &(s & VAL_EXCLUSIVE != 0))
             .field("shared", &(s & SHARED_MASK))
             .field("has_waiters", &(s & HAS_WAITERS != 0))
             .field("release_ok", &(s & RELEASE_OK != 0))
+            .field("upgradable", &(s & UPGRADABLE != 0))
+            .field("handoff", &(s & HANDOFF != 0))
             .finish()
     }
 }
 
-impl RawAtomicLwLock {
+impl<P: Policy> AtomicLwLock<P> {
     /// A free lock in the default tranche (`LWLockInitialize`).
     #[cfg(not(loom))]
     pub const fn new() -> Self {
@@ -145,11 +268,12 @@ impl RawAtomicLwLock {
     /// A free lock reporting its waits under `tranche`.
     #[cfg(not(loom))]
     pub const fn new_in(tranche: Tranche) -> Self {
-        RawAtomicLwLock {
+        AtomicLwLock {
             state: AtomicU32::new(RELEASE_OK),
             tranche: tranche.id(),
             waiters: UnsafeCell::new(ProcList::EMPTY),
             stats: StatsCounters::new(),
+            policy: PhantomData,
         }
     }
 
@@ -163,11 +287,12 @@ impl RawAtomicLwLock {
     /// A free lock reporting its waits under `tranche`.
     #[cfg(loom)]
     pub fn new_in(tranche: Tranche) -> Self {
-        RawAtomicLwLock {
+        AtomicLwLock {
             state: AtomicU32::new(RELEASE_OK),
             tranche: tranche.id(),
             waiters: UnsafeCell::new(ProcList::EMPTY),
             stats: StatsCounters::new(),
+            policy: PhantomData,
         }
     }
 
@@ -180,19 +305,55 @@ impl RawAtomicLwLock {
     /// unchanged value), as PostgreSQL does.
     #[inline(always)]
     fn attempt_lock(&self, mode: Mode) -> Attempt {
+        self.attempt(Want::of(mode), false)
+    }
+
+    /// `LWLockAttemptLock` for any [`Want`]. Under [`Barging`] and for the two PostgreSQL modes
+    /// this is PostgreSQL's test (`handoff` is the constant 0). `token`: the caller owns
+    /// [`HANDOFF`] (exclusive only), may ignore it and clears it with the same CAS.
+    #[inline(always)]
+    fn attempt(&self, want: Want, token: bool) -> Attempt {
+        // Mutant `handoff_shared_barges` (models only): shared newcomers ignore HANDOFF.
+        let handoff = if P::HANDOFF && !token { HANDOFF } else { 0 };
+        let shared_handoff = if crate::mutant!("handoff_shared_barges") {
+            0
+        } else {
+            handoff
+        };
         let mut old = self.state.load(Ordering::Relaxed);
         loop {
-            let (free, new) = match mode {
-                Mode::Exclusive => {
-                    let free = old & LOCK_MASK == 0;
-                    (free, if free { old + VAL_EXCLUSIVE } else { old })
+            let (free, new) = match want {
+                Want::Exclusive => {
+                    let free = old & (LOCK_MASK | handoff) == 0;
+                    let clear = if P::HANDOFF && token { HANDOFF } else { 0 };
+                    (
+                        free,
+                        if free {
+                            (old + VAL_EXCLUSIVE) & !clear
+                        } else {
+                            old
+                        },
+                    )
                 }
-                Mode::Shared => {
-                    let free = old & VAL_EXCLUSIVE == 0;
+                Want::Shared | Want::Recursive | Want::Upgradable => {
+                    let busy = match want {
+                        Want::Shared => VAL_EXCLUSIVE | shared_handoff,
+                        Want::Upgradable => VAL_EXCLUSIVE | UPGRADABLE | shared_handoff,
+                        // Only an exclusive *holder* excludes a recursive reader: not HANDOFF,
+                        // not an upgrader waiting for readers (the count is above zero then).
+                        _ if old & SHARED_MASK != 0 => 0,
+                        _ => VAL_EXCLUSIVE,
+                    };
+                    let free = old & busy == 0;
                     if free && old & SHARED_MASK == MAX_SHARED {
                         return Attempt::Overflow;
                     }
-                    (free, if free { old + VAL_SHARED } else { old })
+                    let add = if want == Want::Upgradable {
+                        VAL_SHARED | UPGRADABLE
+                    } else {
+                        VAL_SHARED
+                    };
+                    (free, if free { old + add } else { old })
                 }
             };
             // Acquire on success: the critical section (if `free`) starts after this CAS.
@@ -248,7 +409,7 @@ impl RawAtomicLwLock {
         // Release: our wait-list writes are visible to the next holder (invariant 2).
         let old = self.state.fetch_and(!LOCKED, Ordering::Release);
         debug_assert!(old & LOCKED != 0, "wait list unlocked but not locked");
-        #[cfg(loom)]
+        // Spinners of the bit may probe again (a no-op outside loom).
         crate::sync::spin_released();
     }
 
@@ -265,6 +426,12 @@ impl RawAtomicLwLock {
 
     /// `LWLockQueueSelf`: puts `me` on the wait list in `mode` (one of [`lw_mode`]).
     fn queue_self(&self, me: &Proc, mode: u8) {
+        self.queue_self_at(me, mode, false)
+    }
+
+    /// `LWLockQueueSelf`; `front`: behind the leading WAIT_UNTIL_FREE run instead of at the tail
+    /// (the [`HANDOFF`] owner re-queueing, invariant 7; never under [`Barging`]).
+    fn queue_self_at(&self, me: &Proc, mode: u8, front: bool) {
         assert_eq!(
             me.lw_waiting.load(Ordering::Relaxed),
             lw_waiting::NOT_WAITING,
@@ -284,6 +451,8 @@ impl RawAtomicLwLock {
             self.with_waiters(|l| {
                 if mode == lw_mode::WAIT_UNTIL_FREE {
                     l.push_head(me)
+                } else if P::HANDOFF && front {
+                    dropin::push_after_wait_until_free(l, me)
                 } else {
                     l.push_tail(me)
                 }
@@ -293,7 +462,10 @@ impl RawAtomicLwLock {
     }
 
     /// `LWLockDequeueSelf`: after queueing, the re-check got the lock (or no longer needs to wait).
-    fn dequeue_self(&self, me: &Proc) {
+    /// Returns whether a fair unlock had meanwhile handed us the lock as well (invariant 8: then
+    /// we hold one more shared unit, which the caller gives back; never under PostgreSQL's own
+    /// operations, which grant nothing).
+    fn dequeue_self(&self, me: &Proc) -> bool {
         self.stats.bump(Stat::DequeueSelf, 1);
         self.wait_list_lock();
         // Under LOCKED, a waker that detached us already set PENDING_WAKEUP (invariant 5): O(1).
@@ -314,12 +486,14 @@ impl RawAtomicLwLock {
         if on_list {
             me.lw_waiting
                 .store(lw_waiting::NOT_WAITING, Ordering::Relaxed);
+            false
         } else {
             // A waker detached us and inhibited wakeups on our behalf: re-enable them, then
             // absorb its post (and any foreign ones, re-posted afterwards).
             self.state.fetch_or(RELEASE_OK, Ordering::Relaxed);
             let extra = Self::sleep_until_woken(me, WaitEvent::NONE);
             me.repost(extra);
+            take_granted(me)
         }
     }
 
@@ -386,20 +560,48 @@ impl RawAtomicLwLock {
                 Err(now) => old = now,
             }
         }
-        #[cfg(loom)]
+        // Spinners of the bit may probe again (a no-op outside loom).
         crate::sync::spin_released();
         Self::wake_all(&mut wake);
+    }
+
+    /// What a release does after its `fetch_sub` when [`HAS_WAITERS`], an upgrader's `EXCLUSIVE`
+    /// or [`HANDOFF`] is in the new value. For a word with neither of the latter two (always,
+    /// under PostgreSQL's own operations) it is `LWLockRelease`'s test: wake only when the lock
+    /// became free, someone waits and wakeups are not inhibited.
+    #[inline]
+    fn release_wake(&self, new: u32) {
+        if new & (HAS_WAITERS | RELEASE_OK | LOCK_MASK) == HAS_WAITERS | RELEASE_OK {
+            self.wakeup();
+        } else if new & (VAL_EXCLUSIVE | HANDOFF) != 0 {
+            self.release_ext(new);
+        }
     }
 
     /// Wakes every record of a detached list: last link access, then NOT_WAITING, then post.
     fn wake_all(wake: &mut ProcList) {
         // The detached records are reachable only from `wake`: an unwind would strand them.
         let crit = CritSection::start("atomic LWLock: waking detached waiters");
+        // Mutant `wake_before_unlink` (models only): NOT_WAITING and the post come before the
+        // unlink, so a woken waiter may queue again before the waker's last access to its links.
+        while crate::mutant!("wake_before_unlink") {
+            let Some(w) = wake.first() else { break };
+            w.lw_waiting
+                .store(lw_waiting::NOT_WAITING, Ordering::Release);
+            w.sem.unlock();
+            wake.pop_head();
+        }
         while let Some(w) = wake.pop_head() {
             // Release: the unlink (done by pop_head just now) is visible before the waiter can
             // see NOT_WAITING and queue itself elsewhere.
-            w.lw_waiting
-                .store(lw_waiting::NOT_WAITING, Ordering::Release);
+            // Mutant `wake_relaxed_not_waiting` (models only): a waiter that wakes on a foreign
+            // post and sees NOT_WAITING is not ordered after the waker.
+            let order = if crate::mutant!("wake_relaxed_not_waiting") {
+                Ordering::Relaxed
+            } else {
+                Ordering::Release
+            };
+            w.lw_waiting.store(lw_waiting::NOT_WAITING, order);
             w.sem.unlock();
         }
         crit.end();
@@ -428,12 +630,18 @@ impl RawAtomicLwLock {
             };
             match recheck {
                 Attempt::Acquired => {
-                    self.dequeue_self(me);
+                    if self.dequeue_self(me) {
+                        // SAFETY: a fair unlock granted us a second shared unit (invariant 8).
+                        unsafe { self.release(Mode::Shared) };
+                    }
                     crit.end();
                     break;
                 }
                 Attempt::Overflow => {
-                    self.dequeue_self(me);
+                    if self.dequeue_self(me) {
+                        // SAFETY: as above; the grant is the only unit we hold.
+                        unsafe { self.release(Mode::Shared) };
+                    }
                     crit.end();
                     me.repost(extra);
                     self.shared_overflow();
@@ -444,6 +652,12 @@ impl RawAtomicLwLock {
             self.stats.bump(Stat::Block, 1);
             extra += Self::sleep_until_woken(me, WaitEvent::lwlock(Tranche::from_id(self.tranche)));
             crit.end();
+            // A fair unlock handed us the lock (invariant 8; never under PostgreSQL's own
+            // operations): we hold it.
+            if take_granted(me) {
+                slept = true;
+                break;
+            }
             // We ran: wakeups may happen again.
             // Mutant `atomic_no_release_ok_reset` (models only): never re-enable wakeups.
             if !crate::mutant!("atomic_no_release_ok_reset") {
@@ -468,7 +682,13 @@ impl RawAtomicLwLock {
         // Acquire: a `Free` answer synchronises with the holder's Release in `release`, so the
         // work the variable tracked is visible to the caller (PostgreSQL leaves this barrier to
         // the caller; it costs nothing extra on x86).
-        if self.state.load(Ordering::Acquire) & VAL_EXCLUSIVE == 0 {
+        // Mutant `var_free_relaxed` (models only): a Free answer that orders nothing.
+        let order = if crate::mutant!("var_free_relaxed") {
+            Ordering::Relaxed
+        } else {
+            Ordering::Acquire
+        };
+        if self.state.load(order) & VAL_EXCLUSIVE == 0 {
             return Some(VarWait::Free);
         }
         let value = var.load(Ordering::Acquire);
@@ -476,8 +696,20 @@ impl RawAtomicLwLock {
     }
 }
 
+/// Clears and returns the record's `lw_granted` (owner only, after it saw NOT_WAITING with
+/// Acquire, which orders the waker's Relaxed store of the flag before it).
+#[inline]
+fn take_granted(me: &Proc) -> bool {
+    if me.lw_granted.load(Ordering::Relaxed) {
+        me.lw_granted.store(false, Ordering::Relaxed);
+        true
+    } else {
+        false
+    }
+}
+
 #[cfg(not(loom))]
-impl Default for RawAtomicLwLock {
+impl<P: Policy> Default for AtomicLwLock<P> {
     fn default() -> Self {
         Self::new()
     }
@@ -487,8 +719,8 @@ impl Default for RawAtomicLwLock {
 // docs; an acquire that panics (shared overflow) dequeues itself first and holds nothing; nothing
 // unwinds while queued or waking (critical sections; a stuck wait-list bit aborts);
 // `conditional_acquire` is one CAS loop.
-unsafe impl RawLwLock for RawAtomicLwLock {
-    const NAME: &'static str = "atomic";
+unsafe impl<P: Policy> RawLwLock for AtomicLwLock<P> {
+    const NAME: &'static str = P::NAME;
 
     fn with_tranche(tranche: Tranche) -> Self {
         Self::new_in(tranche)
@@ -507,6 +739,11 @@ unsafe impl RawLwLock for RawAtomicLwLock {
         match self.attempt_lock(mode) {
             Attempt::Acquired => true,
             Attempt::Overflow => self.shared_overflow(),
+            // The bounded policy's slow path (timed sleeps to notice the bound, the handoff)
+            // lives beside PostgreSQL's, which stays as it is.
+            Attempt::MustWait if P::HANDOFF => self
+                .acquire_ext(Want::of(mode), None)
+                .expect("an acquire without deadline does not time out"),
             Attempt::MustWait => self.acquire_slow(mode),
         }
     }
@@ -583,9 +820,9 @@ unsafe impl RawLwLock for RawAtomicLwLock {
             "LWLock released in a mode it is not held in"
         );
         let new = old.wrapping_sub(delta);
-        // Wake only when the lock became free, someone waits and wakeups are not inhibited.
-        if new & (HAS_WAITERS | RELEASE_OK | LOCK_MASK) == HAS_WAITERS | RELEASE_OK {
-            self.wakeup();
+        // One test on the fast path: only a waiter, an upgrader or the handoff needs more.
+        if new & (HAS_WAITERS | VAL_EXCLUSIVE | HANDOFF) != 0 {
+            self.release_wake(new);
         }
     }
 
@@ -608,7 +845,7 @@ unsafe impl RawLwLock for RawAtomicLwLock {
     }
 }
 
-impl RawLwLockVar for RawAtomicLwLock {
+impl<P: Policy> RawLwLockVar for AtomicLwLock<P> {
     fn wait_for_var(&self, var: &AtomicU64, oldval: u64) -> VarWait {
         let me = Proc::current();
         let mut extra = 0;
@@ -620,7 +857,11 @@ impl RawLwLockVar for RawAtomicLwLock {
             self.queue_self(me, lw_mode::WAIT_UNTIL_FREE);
             // Force wakeups on: the next release must wake us even if a woken writer is still
             // retrying (e0d97d77bf).
-            self.state.fetch_or(RELEASE_OK, Ordering::Relaxed);
+            // Mutant `var_no_release_ok` (models only): the waiter is woken late (by the woken
+            // writer's own release), not by the release that freed the lock.
+            if !crate::mutant!("var_no_release_ok") {
+                self.state.fetch_or(RELEASE_OK, Ordering::Relaxed);
+            }
             if let Some(outcome) = self.conflicts_with_var(var, oldval) {
                 self.dequeue_self(me);
                 crit.end();
@@ -678,9 +919,9 @@ impl RawLwLockVar for RawAtomicLwLock {
 // SAFETY: forwards to the `RawLwLock` implementation, whose contract (mutual exclusion,
 // Acquire/Release, non-blocking try) is lock_api's; guards may be sent because an LWLock hold is
 // not tied to the acquiring thread.
-unsafe impl lock_api::RawRwLock for RawAtomicLwLock {
+unsafe impl<P: Policy> lock_api::RawRwLock for AtomicLwLock<P> {
     #[allow(clippy::declare_interior_mutable_const)]
-    const INIT: Self = RawAtomicLwLock::new();
+    const INIT: Self = Self::new();
     type GuardMarker = lock_api::GuardSend;
 
     #[inline]

@@ -10,11 +10,48 @@
 //! * [`Proc`]: the per-thread wait record (PGPROC) with its futex semaphore; waiters are linked
 //!   intrusively through records, and no acquire or release allocates.
 //! * [`sample_waits`]: what every live thread is waiting for (the pg_stat_activity view).
-//! * [`RwLock`]: a drop-in `lock_api` reader-writer lock over the atomic LWLock.
+//! * [`RawReaderBiasLwLock`] / [`ScalableRwLock`]: BRAVO reader bias over the atomic LWLock
+//!   (a variant beyond PostgreSQL): readers publish in a per-lock visible-readers table instead
+//!   of the lock word, so read-only work scales with cores.
+//! * [`RwLock`]: a drop-in `lock_api` reader-writer lock over the atomic LWLock; [`Mutex`] over
+//!   its exclusive path, with [`Condvar`]; [`ReentrantMutex`], owners identified by wait record.
 //! * Feature `stats`: LWLOCK_STATS-style counters per lock, read with [`RawLwLock::stats`].
 //! * [`elog`]: PANIC (abort with a message) and critical sections, where an unwind would leave
 //!   shared state inconsistent. Feature `fault-injection`: the `fault` module's lock wrapper that
 //!   panics at a chosen call, for testing protocols built on the trait.
+//!
+//! # Switching from parking_lot
+//! `use lwlock::{RwLock, Mutex, Condvar, ReentrantMutex, ...}` in place of `parking_lot::...`:
+//! the types are `lock_api` 0.4 types (parking_lot 0.12's line) with the same methods; with
+//! feature `lock_api_05` the module `lwlock::lock_api_05` has the same types over
+//! lock_api 0.5 (parking_lot 0.13's line). Guards of every lock are `Send` (an LWLock hold is a
+//! count in the lock word, not tied to a thread; parking_lot's need its `send_guard` feature),
+//! except `ReentrantMutex`'s. Each lock page states its fairness policy.
+//!
+//! # Features
+//! | feature | what it adds |
+//! |---|---|
+//! | `serde` | `Serialize`/`Deserialize` for every lock type (the value, taken under the lock), via lock_api's `serde` |
+//! | `arc_lock` | `lock_arc`, `read_arc`, `write_arc`, `upgradable_read_arc`, ... and the `Arc*Guard` types (guards that own an `Arc` of the lock), via lock_api's `arc_lock` |
+//! | `owning_ref` | `owning_ref::StableAddress` for the guards, via lock_api's `owning_ref` |
+//! | `lock_api_05` | `lwlock::lock_api_05`: the same locks over lock_api 0.5 (needs Rust 1.95) |
+//! | `stats` | LWLOCK_STATS-style counters per lock |
+//! | `parking_lot` | `ParkingLotLwLock`: parking_lot's lock as a lock of the trait (baselines) |
+//! | `fault-injection` | the `fault` module (tests of protocols built on the trait) |
+//!
+//! `arc_lock` is enabled like parking_lot's, in the dependent's manifest:
+//! ```toml
+//! [dependencies]
+//! lwlock = { version = "0.1", features = ["arc_lock"] }
+//! ```
+//! ```
+//! # #[cfg(feature = "arc_lock")] {
+//! let m = std::sync::Arc::new(lwlock::Mutex::new(0u32));
+//! let g: lwlock::ArcMutexGuard<u32> = m.lock_arc(); // owns a clone of the Arc: 'static
+//! std::thread::spawn(move || drop(g)).join().unwrap();
+//! assert!(!m.is_locked());
+//! # }
+//! ```
 //!
 //! ```
 //! use lwlock::{Mode, RawAtomicLwLock, RawLwLock, Tranche};
@@ -30,28 +67,55 @@ pub mod sync;
 
 mod atomic_state;
 mod classic;
+mod condvar;
 pub mod elog;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
+#[cfg(all(feature = "lock_api_05", not(loom)))]
+pub mod lock_api_05;
 mod lock_api_adapter;
+mod mutex;
 pub mod proc;
 mod proclist;
 mod raw;
+mod reader_bias;
+#[cfg(not(loom))]
+mod remutex;
 mod rwlock;
 pub mod s_lock;
 mod stats;
 mod wait_event;
 
 pub use atomic_state::{
-    RawAtomicLwLock, HAS_WAITERS, LOCKED, LOCK_MASK, MAX_SHARED, RELEASE_OK, SHARED_MASK,
-    VAL_EXCLUSIVE, VAL_SHARED,
+    AtomicLwLock, Barging, Handoff, Policy, RawAtomicLwLock, RawHandoffLwLock, RawTaskFairLwLock,
+    TaskFair, HANDOFF, HAS_WAITERS, LOCKED, LOCK_MASK, MAX_SHARED, RELEASE_OK, SHARED_MASK,
+    UPGRADABLE, VAL_EXCLUSIVE, VAL_SHARED,
 };
 pub use classic::RawClassicLwLock;
+pub use condvar::{Condvar, WaitTimeoutResult};
 #[cfg(feature = "parking_lot")]
 pub use lock_api_adapter::ParkingLotLwLock;
 pub use lock_api_adapter::{LockApiAdapter, Named};
+#[cfg(not(loom))]
+pub use mutex::{
+    const_mutex, BargingMutex, BargingMutexGuard, MappedBargingMutexGuard, MappedMutexGuard, Mutex,
+    MutexGuard,
+};
+#[cfg(all(not(loom), feature = "arc_lock"))]
+pub use mutex::{ArcBargingMutexGuard, ArcMutexGuard};
+pub use mutex::{AtomicLwMutex, RawBargingMutex, RawMutex};
 pub use proc::{Proc, Semaphore, INVALID_PROC};
 pub use raw::{AcquireOrWait, Mode, RawLwLock, RawLwLockVar, VarWait};
+pub use reader_bias::RawReaderBiasLwLock;
+#[cfg(not(loom))]
+pub use reader_bias::{ScalableRwLock, ScalableRwLockReadGuard, ScalableRwLockWriteGuard};
+#[cfg(all(not(loom), feature = "arc_lock"))]
+pub use remutex::ArcReentrantMutexGuard;
+#[cfg(not(loom))]
+pub use remutex::{
+    const_reentrant_mutex, MappedReentrantMutexGuard, RawThreadId, ReentrantMutex,
+    ReentrantMutexGuard,
+};
 #[cfg(not(loom))]
 pub use rwlock::*;
 pub use s_lock::{SpinDelayConfig, SpinLock};

@@ -42,6 +42,9 @@ pub(crate) mod lw_mode {
     pub const SHARED: u8 = 1;
     /// `LW_WAIT_UNTIL_FREE`: wake me when the lock is free, but don't give it to me.
     pub const WAIT_UNTIL_FREE: u8 = 2;
+    /// An upgradable-read waiter of the atomic LWLock (a variant beyond PostgreSQL). The faithful
+    /// wake pass, which knows only the three modes above, treats it as a shared waiter.
+    pub const UPGRADABLE: u8 = 3;
 }
 
 /// A counting semaphore on a futex word (`PGSemaphoreLock`/`PGSemaphoreUnlock`).
@@ -88,6 +91,32 @@ impl Semaphore {
             match word.compare_exchange_weak(count, count - 1, Ordering::Acquire, Ordering::Relaxed)
             {
                 Ok(_) => return,
+                Err(now) => count = now,
+            }
+        }
+    }
+
+    /// Like [`lock`](Semaphore::lock), but gives up at `deadline` (on the
+    /// [`clock_nanos`](crate::sync::clock_nanos) timeline): returns `true` if it decremented the
+    /// count, `false` if the deadline passed first (then the count is untouched: a post that
+    /// arrives later stays for the next `lock`). Under loom and shuttle the deadline passes at
+    /// the first wait that finds the count still zero (a model has no time, only interleavings).
+    pub fn lock_until(&self, deadline: u64) -> bool {
+        let word = &self.futex.word;
+        let mut count = word.load(Ordering::Relaxed);
+        loop {
+            if count == 0 {
+                if self.futex.wait_until_nanos(0, deadline) {
+                    // Timed out; one last look, so that a post racing the deadline is taken.
+                    return self.try_lock();
+                }
+                count = word.load(Ordering::Relaxed);
+                continue;
+            }
+            // Acquire: as in `lock`.
+            match word.compare_exchange_weak(count, count - 1, Ordering::Acquire, Ordering::Relaxed)
+            {
+                Ok(_) => return true,
                 Err(now) => count = now,
             }
         }
@@ -174,6 +203,10 @@ pub struct Proc {
     pub(crate) lw_waiting: AtomicU8,
     /// `lwWaitMode`: one of [`lw_mode`]; written by the owner under the list lock.
     pub(crate) lw_mode: AtomicU8,
+    /// Set (Relaxed, before the Release store of `NOT_WAITING`) by a waker that handed the lock
+    /// to this waiter instead of only waking it (the atomic LWLock's fair unlock, a variant beyond
+    /// PostgreSQL): the waiter owns the lock in its wait mode when it wakes. Cleared by the owner.
+    pub(crate) lw_granted: AtomicBool,
     /// `lwWaitLink.next`/`.prev` by record number. Only touched under the lock of the list the
     /// record is on (or by the single waker that detached it), so Relaxed suffices: the list lock's
     /// Acquire/Release orders them.
@@ -198,6 +231,7 @@ impl Proc {
             sem: Semaphore::new(),
             lw_waiting: AtomicU8::new(lw_waiting::NOT_WAITING),
             lw_mode: AtomicU8::new(lw_mode::EXCLUSIVE),
+            lw_granted: AtomicBool::new(false),
             lw_next: AtomicU32::new(INVALID_PROC),
             lw_prev: AtomicU32::new(INVALID_PROC),
             wait_event: AtomicU32::new(0),
@@ -230,6 +264,7 @@ impl Proc {
         );
         self.lw_next.store(INVALID_PROC, Ordering::Relaxed);
         self.lw_prev.store(INVALID_PROC, Ordering::Relaxed);
+        self.lw_granted.store(false, Ordering::Relaxed);
         self.group.next.store(INVALID_PROC, Ordering::Relaxed);
         self.group.member.store(false, Ordering::Relaxed);
         self.group.op.store(std::ptr::null_mut(), Ordering::Relaxed);
@@ -243,13 +278,41 @@ impl Proc {
 
     /// The calling thread's record, registering one on first use (`MyProc`).
     ///
-    /// # Panics
-    /// If called while the thread's thread-locals are being destroyed.
+    /// Works during thread-local destruction too: a destructor that runs after the record's own
+    /// (one registered before the thread first waited) gets a *fallback record*, registered then
+    /// and returned to the free list by its own destructor, which runs after that one. A
+    /// destructor that runs even after the fallback's gets a record leased for the rest of the
+    /// thread's life (never returned: no code of the thread runs after its last destructor; at
+    /// most one record per such thread). The fast path (the record exists) is one thread-local
+    /// access, as before.
     #[inline]
     pub fn current() -> &'static Proc {
-        MY_PROC
-            .try_with(|h| h.0)
-            .expect("lwlock: wait record used during thread-local destruction")
+        match MY_PROC.try_with(|h| h.0) {
+            Ok(proc) => proc,
+            Err(_) => Self::current_during_destruction(),
+        }
+    }
+
+    /// [`current`](Self::current) once `MY_PROC` is destroyed: the fallback record, or else the
+    /// leased one.
+    #[cold]
+    #[inline(never)]
+    fn current_during_destruction() -> &'static Proc {
+        if let Ok(proc) = FALLBACK_PROC.try_with(|h| h.0) {
+            return proc;
+        }
+        // `LEASED` has no destructor, so it is never destroyed (`try_with` cannot fail).
+        LEASED
+            .try_with(|l| match l.get() {
+                Some(proc) => proc,
+                None => {
+                    let proc = table().register();
+                    l.set(Some(proc));
+                    let _ = REGISTERED.try_with(|r| r.set(Some(proc)));
+                    proc
+                }
+            })
+            .expect("lwlock: a thread-local without destructor is never destroyed")
     }
 
     /// The calling thread's record if it already has one, without registering (and `None`
@@ -516,6 +579,16 @@ crate::sync::model_thread_local! {
         let _ = REGISTERED.try_with(|r| r.set(Some(proc)));
         ProcHandle(proc)
     };
+    /// The record of a thread whose `MY_PROC` is already destroyed (initialised only then, by a
+    /// later thread-local destructor that must wait; see [`Proc::current`]).
+    static FALLBACK_PROC: ProcHandle = {
+        let proc = table().register();
+        let _ = REGISTERED.try_with(|r| r.set(Some(proc)));
+        ProcHandle(proc)
+    };
+    /// A record leased by a destructor that runs after `FALLBACK_PROC`'s (never returned).
+    #[allow(clippy::missing_const_for_thread_local)]
+    static LEASED: std::cell::Cell<Option<&'static Proc>> = std::cell::Cell::new(None);
     /// This thread's record once registered, `None` before and after: lets code that may run on
     /// a thread without a record (a spin delay inside a release) use it without registering one.
     /// (Not a `const` initializer: the same macro call serves loom's and shuttle's

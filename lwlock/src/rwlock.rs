@@ -1,5 +1,12 @@
 //! The drop-in `RwLock<T>`: `lock_api::RwLock` (the 0.4 line, which parking_lot 0.12 uses) over
-//! the atomic-state LWLock, and the same over the classic one.
+//! the atomic-state LWLock, task-fair ([`RawTaskFairLwLock`]); the same with a 250 µs writer
+//! bound ([`HandoffRwLock`]), with PostgreSQL's barging policy ([`BargingRwLock`]) and over the
+//! classic LWLock.
+//!
+//! Both atomic flavours have every capability parking_lot's `RwLock` has: recursive reads,
+//! upgradable reads (`upgradable_read`, `upgrade`, `try_upgrade`, `with_upgraded`),
+//! downgrades, timed acquires (`try_read_for`, `try_write_until`, ...) and fair unlocks
+//! (`unlock_fair`, `bump`).
 //!
 //! ```
 //! use lwlock::RwLock;
@@ -9,18 +16,69 @@
 //! ```
 
 #![cfg(not(loom))]
-use crate::{RawAtomicLwLock, RawClassicLwLock};
+use crate::{RawAtomicLwLock, RawClassicLwLock, RawHandoffLwLock, RawTaskFairLwLock};
 
-/// A reader-writer lock over the atomic-state LWLock (PostgreSQL 9.5+). `const`-constructible.
-pub type RwLock<T> = lock_api::RwLock<RawAtomicLwLock, T>;
+/// A reader-writer lock over the atomic-state LWLock (PostgreSQL 9.5+), task-fair as
+/// parking_lot's. `const`-constructible; 16 bytes of lock state.
+///
+/// **Fairness.** Task-fair: readers share the lock and a newcomer takes a free or read-held lock
+/// without queueing, except that from the moment a writer queues, new readers and writers queue
+/// behind it (the writer sets the lock's handoff bit as it queues, and the release that frees
+/// the lock wakes it); writers queued behind that one take the bit in turn. Neither readers nor
+/// writers starve. `read_recursive` ignores the handoff (it never waits for queued writers, so
+/// a thread holding a read lock can take another). `unlock_fair` / `bump` hand the lock to the
+/// queue head. [`HandoffRwLock`] lets readers barge for up to 250 µs of a writer's wait first;
+/// [`BargingRwLock`] is PostgreSQL's policy unchanged (readers may starve a writer).
+///
+/// Guards are `Send` (an LWLock hold is not tied to a thread).
+pub type RwLock<T> = lock_api::RwLock<RawTaskFairLwLock, T>;
 /// Shared guard of [`RwLock`].
-pub type RwLockReadGuard<'a, T> = lock_api::RwLockReadGuard<'a, RawAtomicLwLock, T>;
+pub type RwLockReadGuard<'a, T> = lock_api::RwLockReadGuard<'a, RawTaskFairLwLock, T>;
 /// Exclusive guard of [`RwLock`].
-pub type RwLockWriteGuard<'a, T> = lock_api::RwLockWriteGuard<'a, RawAtomicLwLock, T>;
+pub type RwLockWriteGuard<'a, T> = lock_api::RwLockWriteGuard<'a, RawTaskFairLwLock, T>;
+/// Upgradable guard of [`RwLock`].
+pub type RwLockUpgradableReadGuard<'a, T> =
+    lock_api::RwLockUpgradableReadGuard<'a, RawTaskFairLwLock, T>;
 /// A mapped shared guard of [`RwLock`].
-pub type MappedRwLockReadGuard<'a, T> = lock_api::MappedRwLockReadGuard<'a, RawAtomicLwLock, T>;
+pub type MappedRwLockReadGuard<'a, T> = lock_api::MappedRwLockReadGuard<'a, RawTaskFairLwLock, T>;
 /// A mapped exclusive guard of [`RwLock`].
-pub type MappedRwLockWriteGuard<'a, T> = lock_api::MappedRwLockWriteGuard<'a, RawAtomicLwLock, T>;
+pub type MappedRwLockWriteGuard<'a, T> = lock_api::MappedRwLockWriteGuard<'a, RawTaskFairLwLock, T>;
+/// A `const` constructor for [`RwLock`] (parking_lot's `const_rwlock`).
+pub const fn const_rwlock<T>(val: T) -> RwLock<T> {
+    RwLock::const_new(RawTaskFairLwLock::new(), val)
+}
+
+/// A reader-writer lock over the atomic-state LWLock with a bounded writer wait
+/// ([`RawHandoffLwLock`]): readers barge as in PostgreSQL until the first queued writer has
+/// waited 250 µs; then it sets the handoff bit, new readers and writers queue behind it, and the
+/// release that frees the lock wakes it (Linux rwsem's handoff). Same capabilities as
+/// [`RwLock`].
+pub type HandoffRwLock<T> = lock_api::RwLock<RawHandoffLwLock, T>;
+/// Shared guard of [`HandoffRwLock`].
+pub type HandoffRwLockReadGuard<'a, T> = lock_api::RwLockReadGuard<'a, RawHandoffLwLock, T>;
+/// Exclusive guard of [`HandoffRwLock`].
+pub type HandoffRwLockWriteGuard<'a, T> = lock_api::RwLockWriteGuard<'a, RawHandoffLwLock, T>;
+/// Upgradable guard of [`HandoffRwLock`].
+pub type HandoffRwLockUpgradableReadGuard<'a, T> =
+    lock_api::RwLockUpgradableReadGuard<'a, RawHandoffLwLock, T>;
+
+/// A reader-writer lock over the atomic-state LWLock with PostgreSQL's policy unchanged
+/// ([`RawAtomicLwLock`]): shared lockers barge past queued writers, so under a steady stream
+/// of readers a writer may wait indefinitely. Same capabilities as [`RwLock`].
+pub type BargingRwLock<T> = lock_api::RwLock<RawAtomicLwLock, T>;
+/// Shared guard of [`BargingRwLock`].
+pub type BargingRwLockReadGuard<'a, T> = lock_api::RwLockReadGuard<'a, RawAtomicLwLock, T>;
+/// Exclusive guard of [`BargingRwLock`].
+pub type BargingRwLockWriteGuard<'a, T> = lock_api::RwLockWriteGuard<'a, RawAtomicLwLock, T>;
+/// Upgradable guard of [`BargingRwLock`].
+pub type BargingRwLockUpgradableReadGuard<'a, T> =
+    lock_api::RwLockUpgradableReadGuard<'a, RawAtomicLwLock, T>;
+/// A mapped shared guard of [`BargingRwLock`].
+pub type MappedBargingRwLockReadGuard<'a, T> =
+    lock_api::MappedRwLockReadGuard<'a, RawAtomicLwLock, T>;
+/// A mapped exclusive guard of [`BargingRwLock`].
+pub type MappedBargingRwLockWriteGuard<'a, T> =
+    lock_api::MappedRwLockWriteGuard<'a, RawAtomicLwLock, T>;
 
 /// A reader-writer lock over the classic spinlock-protected LWLock (PostgreSQL ≤ 9.4).
 pub type ClassicRwLock<T> = lock_api::RwLock<RawClassicLwLock, T>;

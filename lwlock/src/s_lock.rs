@@ -29,9 +29,7 @@
 //! it only decides whether to try TAS, which does the ordering.
 
 use crate::proc::Proc;
-#[cfg(not(loom))]
-use crate::sync::spin_loop;
-use crate::sync::{AtomicBool, Ordering};
+use crate::sync::{AtomicBool, Ordering, SpinEpoch};
 use crate::wait_event::{Tranche, WaitEvent};
 
 /// Lower bound of `spins_per_delay` (`MIN_SPINS_PER_DELAY`). Not 1: on Alpha the first TAS after
@@ -88,9 +86,9 @@ pub struct SpinDelay<'a> {
     delays: u32,
     cur_delay_us: u64,
     spins_per_delay: u32,
-    /// loom only: the release epoch read before the next probe ([`crate::sync::spin_wait`]).
-    #[cfg(loom)]
-    seen_epoch: u32,
+    /// The spin-wait state between probes (under loom: the release epoch read before the next
+    /// probe; zero-sized otherwise).
+    epoch: SpinEpoch,
 }
 
 /// The seed of a record-less spin delay's PRNG: the config's address (cheap, varies per process).
@@ -127,8 +125,7 @@ impl<'a> SpinDelay<'a> {
             delays: 0,
             cur_delay_us: 0,
             spins_per_delay,
-            #[cfg(loom)]
-            seen_epoch: crate::sync::spin_epoch(),
+            epoch: SpinEpoch::start(),
         }
     }
 
@@ -138,11 +135,8 @@ impl<'a> SpinDelay<'a> {
     /// # Aborts
     /// After `num_delays` sleeps: "stuck spinlock detected" ([`s_lock_stuck`]).
     pub fn perform(&mut self) {
-        #[cfg(not(loom))]
-        spin_loop();
-        // loom: block until a release since the probe (see `crate::sync::spin_wait`).
-        #[cfg(loom)]
-        crate::sync::spin_wait(&mut self.seen_epoch);
+        // PAUSE (`SPIN_DELAY`); under loom: block until a release since the probe.
+        self.epoch.wait();
         self.spins += 1;
         if self.spins >= self.spins_per_delay {
             self.delays += 1;
@@ -286,17 +280,15 @@ impl SpinLock {
             self.locked.load(Ordering::Relaxed),
             "unlocking a free spinlock"
         );
-        #[cfg(not(loom))]
-        self.locked.store(false, Ordering::Release);
-        // Under loom only: an RMW instead of the plain store. loom orders a plain store only by
-        // happens-before against other threads' RMWs, so a spinner's failed TAS (which stores
-        // `true` again) may be placed after the unlock forever and the model never progresses.
-        // With every access an RMW the word has one total order, as on real hardware.
-        #[cfg(loom)]
-        {
-            self.locked.swap(false, Ordering::Release);
-            crate::sync::spin_released();
-        }
+        // Release: the critical section happens-before the next TAS that sees the lock free.
+        // Mutant `spin_relaxed_unlock` (models only): an unlock that does not publish.
+        let order = if crate::mutant!("spin_relaxed_unlock") {
+            Ordering::Relaxed
+        } else {
+            Ordering::Release
+        };
+        // A Release store; under loom the same ordering on an RMW (see `release_word`).
+        crate::sync::release_word(&self.locked, false, order);
     }
 
     /// Whether the lock is held right now (racy; for diagnostics).

@@ -164,6 +164,105 @@ pub fn spin_released() {
     epoch.wake_all();
 }
 
+/// No-op outside loom: the release epoch exists only there (`spin_epoch` under loom).
+/// Callers call it unconditionally after releasing a spinning word, so that the release
+/// statement itself is the same in every build.
+#[cfg(not(loom))]
+#[inline(always)]
+pub fn spin_released() {}
+
+/// The state of one spin wait between its probes: under loom the release epoch read before the
+/// probe (`spin_wait`), zero-sized in every other build. One type, so that a spin loop is one
+/// statement in every build: `epoch.wait()` after each failed probe.
+#[derive(Debug, Clone, Copy)]
+pub struct SpinEpoch {
+    #[cfg(loom)]
+    seen: u32,
+}
+
+impl SpinEpoch {
+    /// Starts a spin wait (under loom: reads the epoch before the first probe).
+    #[inline(always)]
+    pub fn start() -> Self {
+        SpinEpoch {
+            #[cfg(loom)]
+            seen: spin_epoch(),
+        }
+    }
+
+    /// After a failed probe: one spin-wait hint ([`spin_loop`]); under loom, blocks until a
+    /// release of some spinning word happened since the epoch was read (see `spin_wait`).
+    #[inline(always)]
+    pub fn wait(&mut self) {
+        #[cfg(loom)]
+        spin_wait(&mut self.seen);
+        #[cfg(not(loom))]
+        spin_loop();
+    }
+}
+
+/// Releases a spinning word (`S_UNLOCK`): `word.store(value, order)`, and under loom
+/// `word.swap(value, order)` followed by [`spin_released`]. The ordering is the caller's one
+/// expression in every build, so the models check the statement that ships (a weakened `order`
+/// is a weakened loom release too).
+///
+/// Why an RMW under loom: loom orders a plain store only by happens-before against other threads'
+/// RMWs, so a spinner's failed TAS (which stores `true` again) may be placed after the unlock
+/// forever and the model never progresses. With every access an RMW the word has one total
+/// order, as on real hardware.
+#[inline(always)]
+pub fn release_word(word: &AtomicBool, value: bool, order: Ordering) {
+    #[cfg(not(loom))]
+    word.store(value, order);
+    #[cfg(loom)]
+    {
+        word.swap(value, order);
+        spin_released();
+    }
+}
+
+/// How many times a spin-then-sleep wait (a FlexLock group member) checks before it sleeps:
+/// `n`, the production constant, in every build; under loom or shuttle at most the limit the
+/// running model chose with `set_model_spin_limit` (loom and shuttle only). loom explores a spin loop of `n` yields
+/// only within its preemption bound, so with the production 200 a member never gets to sleep
+/// while its server is busy, and the sleep/post path would go unexplored.
+#[inline(always)]
+pub fn spin_limit(n: u32) -> u32 {
+    #[cfg(any(loom, shuttle))]
+    return MODEL_SPIN_LIMIT.with(|l| l.get()).map_or(n, |m| m.min(n));
+    #[cfg(not(any(loom, shuttle)))]
+    n
+}
+
+#[cfg(any(loom, shuttle))]
+std::thread_local! {
+    /// The running model's spin limit. A std thread-local, not a model one: loom and shuttle run
+    /// every model thread on the test's own OS thread, so all of them see the model's choice,
+    /// and tests on other OS threads are not affected.
+    static MODEL_SPIN_LIMIT: std::cell::Cell<Option<u32>> = const { std::cell::Cell::new(None) };
+}
+
+/// Sets the spin limit of [`spin_limit`] for models run from this OS thread (`None`: the
+/// production count). loom and shuttle only.
+#[cfg(any(loom, shuttle))]
+pub fn set_model_spin_limit(limit: Option<u32>) {
+    MODEL_SPIN_LIMIT.with(|l| l.set(limit));
+}
+
+/// Read-only probes of lock-internal state for model assertions (loom and shuttle only): a
+/// model may assert on what a wait record's owner cannot see from outside, such as whether a
+/// record is still queued after a release that had to wake it.
+#[cfg(any(loom, shuttle))]
+pub mod probe {
+    use crate::proc::{lw_waiting, Proc};
+
+    /// Whether `p` is on a lock's wait list (`lwWaiting == LW_WS_WAITING`: queued and not yet
+    /// taken off by a waker). A SeqCst load: a probe, ordering nothing for the lock.
+    pub fn is_queued(p: &Proc) -> bool {
+        p.lw_waiting.load(super::Ordering::SeqCst) == lw_waiting::WAITING
+    }
+}
+
 /// Sleep for `micros` microseconds (`pg_usleep`). Under the models this is a yield: time does not
 /// exist there, only interleavings.
 pub fn sleep_micros(micros: u64) {
@@ -319,6 +418,186 @@ impl Futex {
             let _guard = self.park.0.lock().unwrap();
             self.park.1.notify_all();
         }
+    }
+
+    /// Sleeps while the word equals `expected`, at most until `deadline` on the [`clock_nanos`]
+    /// timeline (FUTEX_WAIT with a timeout). Returns `true` if the deadline has passed, `false`
+    /// if it returned before (woken, the word changed, or spuriously): callers re-check the word
+    /// in a loop either way.
+    ///
+    /// * std on Linux: `FUTEX_WAIT_PRIVATE` with the remaining time as its relative timeout.
+    /// * std elsewhere: sleep-polling the word in slices of at most 1 ms (no portable timed
+    ///   futex wait exists; a wakeup is seen at the next slice).
+    /// * lwsim: sleep-polling in virtual time (slices of at most 10 µs).
+    /// * loom/shuttle: time does not exist there, only interleavings: a yield, then the deadline
+    ///   counts as passed (the earliest a timeout may fire), unless the word already changed.
+    pub fn wait_until_nanos(&self, expected: u32, deadline: u64) -> bool {
+        #[cfg(any(loom, shuttle))]
+        {
+            let _ = deadline;
+            thread::yield_now();
+            self.word.load(Ordering::SeqCst) == expected
+        }
+        #[cfg(not(any(loom, shuttle)))]
+        {
+            let now = clock_nanos();
+            if now >= deadline {
+                return true;
+            }
+            let remaining = deadline - now;
+            #[cfg(lwsim)]
+            {
+                if self.word.load(Ordering::Relaxed) == expected {
+                    lwsim::sleep_micros((remaining / 1000).clamp(1, 10));
+                }
+            }
+            #[cfg(all(not(lwsim), target_os = "linux"))]
+            {
+                let ts = libc::timespec {
+                    tv_sec: (remaining / 1_000_000_000).min(i32::MAX as u64) as libc::time_t,
+                    tv_nsec: (remaining % 1_000_000_000) as libc::c_long,
+                };
+                // SAFETY: FUTEX_WAIT reads the aligned u32 behind the atomic (valid for the call:
+                // it is borrowed) and the timespec on our stack; it writes neither. Its result
+                // (0, EAGAIN, EINTR, ETIMEDOUT) needs no handling: the caller re-checks.
+                unsafe {
+                    libc::syscall(
+                        libc::SYS_futex,
+                        self.word.as_ptr(),
+                        libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+                        expected,
+                        &ts as *const libc::timespec,
+                    );
+                }
+            }
+            #[cfg(all(not(lwsim), not(target_os = "linux")))]
+            {
+                if self.word.load(Ordering::Relaxed) == expected {
+                    std::thread::sleep(std::time::Duration::from_nanos(remaining.min(1_000_000)));
+                }
+            }
+            clock_nanos() >= deadline
+        }
+    }
+}
+
+/// The [`clock_nanos`] deadline `timeout` from now (saturating: a timeout too long to represent
+/// is a wait without end).
+pub fn deadline_after(timeout: std::time::Duration) -> u64 {
+    clock_nanos().saturating_add(u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX))
+}
+
+/// The [`clock_nanos`] deadline of a `std::time::Instant` (under lwsim: the same distance from
+/// the thread's virtual now as the instant is from the real now).
+pub fn deadline_at(instant: std::time::Instant) -> u64 {
+    deadline_after(instant.saturating_duration_since(std::time::Instant::now()))
+}
+
+/// Address-keyed futex calls on any [`AtomicU32`] (a lock's own state word), for waits that have
+/// no wait record to sleep on: the atomic LWLock's upgrader waiting for the readers to leave.
+///
+/// Same contract as [`Futex`]: [`wait_word`] sleeps only while the word equals `expected`
+/// (compare and sleep atomic with respect to [`wake_all_word`]); spurious returns are allowed.
+/// Under loom and shuttle every word shares one per-execution mutex and condvar (a wake wakes
+/// the sleepers of every word, which re-check).
+#[cfg(any(loom, shuttle))]
+fn word_park() -> &'static (Mutex<()>, CondvarShim) {
+    #[cfg(loom)]
+    loom::lazy_static! {
+        static ref PARK: (Mutex<()>, CondvarShim) = (Mutex::new(()), CondvarShim::new());
+    }
+    #[cfg(shuttle)]
+    shuttle::lazy_static! {
+        static ref PARK: (Mutex<()>, CondvarShim) = (Mutex::new(()), CondvarShim::new());
+    }
+    &PARK
+}
+#[cfg(loom)]
+use loom::sync::Condvar as CondvarShim;
+#[cfg(shuttle)]
+use shuttle::sync::Condvar as CondvarShim;
+
+/// Sleeps while `word` equals `expected` (FUTEX_WAIT on the word's address). May return
+/// spuriously.
+pub fn wait_word(word: &AtomicU32, expected: u32) {
+    #[cfg(lwsim)]
+    lwsim::futex_wait(word, expected);
+    #[cfg(not(any(loom, shuttle, lwsim)))]
+    atomic_wait::wait(word, expected);
+    #[cfg(any(loom, shuttle))]
+    {
+        let park = word_park();
+        let guard = park.0.lock().unwrap();
+        if word.load(Ordering::SeqCst) == expected {
+            drop(park.1.wait(guard).unwrap());
+        }
+    }
+}
+
+/// Like [`wait_word`], at most until `deadline` on the [`clock_nanos`] timeline; returns `true`
+/// if the deadline has passed (as [`Futex::wait_until_nanos`], whose per-backend behaviour it
+/// shares: under loom and shuttle, a yield and then "passed" unless the word changed).
+pub fn wait_word_until(word: &AtomicU32, expected: u32, deadline: u64) -> bool {
+    #[cfg(any(loom, shuttle))]
+    {
+        let _ = deadline;
+        thread::yield_now();
+        word.load(Ordering::SeqCst) == expected
+    }
+    #[cfg(not(any(loom, shuttle)))]
+    {
+        let now = clock_nanos();
+        if now >= deadline {
+            return true;
+        }
+        let remaining = deadline - now;
+        #[cfg(lwsim)]
+        {
+            if word.load(Ordering::Relaxed) == expected {
+                lwsim::sleep_micros((remaining / 1000).clamp(1, 10));
+            }
+        }
+        #[cfg(all(not(lwsim), target_os = "linux"))]
+        {
+            let ts = libc::timespec {
+                tv_sec: (remaining / 1_000_000_000).min(i32::MAX as u64) as libc::time_t,
+                tv_nsec: (remaining % 1_000_000_000) as libc::c_long,
+            };
+            // SAFETY: FUTEX_WAIT reads the aligned u32 behind the atomic (valid for the call: it
+            // is borrowed) and the timespec on our stack; it writes neither. Its result (0,
+            // EAGAIN, EINTR, ETIMEDOUT) needs no handling: the caller re-checks.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_futex,
+                    word.as_ptr(),
+                    libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+                    expected,
+                    &ts as *const libc::timespec,
+                );
+            }
+        }
+        #[cfg(all(not(lwsim), not(target_os = "linux")))]
+        {
+            if word.load(Ordering::Relaxed) == expected {
+                std::thread::sleep(std::time::Duration::from_nanos(remaining.min(1_000_000)));
+            }
+        }
+        clock_nanos() >= deadline
+    }
+}
+
+/// Wakes every sleeper of `word` (FUTEX_WAKE INT_MAX). The caller changed the word first.
+pub fn wake_all_word(word: &AtomicU32) {
+    #[cfg(lwsim)]
+    lwsim::futex_wake(word, u32::MAX);
+    #[cfg(not(any(loom, shuttle, lwsim)))]
+    atomic_wait::wake_all(word);
+    #[cfg(any(loom, shuttle))]
+    {
+        let _ = word;
+        let park = word_park();
+        let _guard = park.0.lock().unwrap();
+        park.1.notify_all();
     }
 }
 

@@ -177,6 +177,122 @@ models::loom_model! {
     clog_same_page2, threads: 2, bound: Some(4), || clog([1, 1])
 }
 
+// ---- blind-spot models: the member's sleep, a shared last releaser, a re-pushed record -------
+
+/// Runs `body` with group members spinning `spins` times before they sleep (the production
+/// count is 200: loom never lets a member spin that long while its server is busy, so without
+/// this the member's sleep and the server's post are never explored).
+fn with_spins(spins: u32, body: impl FnOnce()) {
+    lwlock::sync::set_model_spin_limit(Some(spins));
+    body();
+    lwlock::sync::set_model_spin_limit(None);
+}
+
+models::loom_model! {
+    /// Leader policy, members spin once: the member sleeps on its semaphore and the leader's post wakes it.
+    flex_leader_sleep2, threads: 2, bound: Some(4), || with_spins(1, || two_submitters(Policy::Leader))
+}
+
+models::loom_model! {
+    /// Last-releaser policy, members spin once: a queued submitter sleeps and its server's post wakes it.
+    flex_last_releaser_sleep2, threads: 2, bound: Some(4), || with_spins(1, || two_submitters(Policy::LastReleaser))
+}
+
+/// Last-releaser policy: a shared reader holds the lock when a submitter arrives; the submitter
+/// queues (its re-check fails: the reader holds), and the reader's release is the *last
+/// releaser* that must run the queued operation (its release, fence, load of the queue head
+/// against the submitter's push, fence, re-check). Members spin once, so the submitter sleeps.
+fn reader_and_submitter() {
+    let lock = Arc::new(Flex::new(Data::default(), Policy::LastReleaser));
+    let g = lock.read();
+    let l = lock.clone();
+    let t = thread::spawn(move || submit(&l, 0));
+    assert_eq!(g.a, g.b, "a reader saw a half-applied group");
+    drop(g);
+    t.join().unwrap();
+    finish(&lock, 1, 0);
+}
+
+models::loom_model! {
+    /// Last-releaser policy, a shared reader's release against a submitter's push: the queued operation is never stranded (the SeqCst fences).
+    flex_last_releaser_reader2, threads: 2, bound: Some(4), || with_spins(1, reader_and_submitter)
+}
+
+/// Submits `me`'s `nth` operation (1-based) and checks it, like [`submit`].
+fn submit_nth(lock: &Flex, me: usize, nth: u8) {
+    let done = Arc::new(Protected::new(0u64));
+    let cell = done.clone();
+    let (who, seq) = lock.group(move |d: &mut Data| {
+        d.applied[me] += 1;
+        assert_eq!(
+            d.applied[me], nth,
+            "operation {me}.{nth} ran twice or out of turn"
+        );
+        d.a += 1;
+        d.b += 1;
+        // SAFETY: as in `submit`.
+        unsafe { cell.write(|x| *x = d.a) };
+        (me, d.a)
+    });
+    assert_eq!(who, me, "a submitter got another operation's result");
+    // SAFETY: as in `submit`.
+    let seen = unsafe { done.read(|x| *x) };
+    assert_eq!(seen, seq, "group returned before its operation was applied");
+}
+
+/// Yields to the model until `cond` holds.
+fn await_model(mut cond: impl FnMut() -> bool) {
+    while !cond() {
+        thread::yield_now();
+    }
+}
+
+/// Leader policy, the re-push arranged: the main thread holds the lock while thread 2 pushes
+/// (it leads) and then thread 1 (a member behind it); the main thread releases, waits until
+/// the leader has detached the group, and submits its own operation, which queues (the leader
+/// holds) and leads the next group. Thread 1, served and released by the first leader, submits
+/// again at once: its record is pushed onto the main thread's group, possibly while the first
+/// leader is still in the wake pass that released it. Whatever the first leader does to thread
+/// 1's record after releasing it must not touch the new push (its group link).
+fn repush3() {
+    let lock = Arc::new(Flex::new(Data::default(), Policy::Leader));
+    let g = lock.write();
+    let slot = |n: &std::sync::Arc<lwlock::sync::AtomicU32>| n.load(Ordering::SeqCst);
+    let (s1, s2) = (
+        Arc::new(lwlock::sync::AtomicU32::new(lwlock::INVALID_PROC)),
+        Arc::new(lwlock::sync::AtomicU32::new(lwlock::INVALID_PROC)),
+    );
+    let (l2, p2) = (lock.clone(), s2.clone());
+    let b = thread::spawn(move || {
+        p2.store(Proc::current().number(), Ordering::SeqCst);
+        submit_nth(&l2, 2, 1);
+    });
+    await_model(|| slot(&s2) != lwlock::INVALID_PROC && lock.group_head() == Some(slot(&s2)));
+    let (l1, p1) = (lock.clone(), s1.clone());
+    let a = thread::spawn(move || {
+        p1.store(Proc::current().number(), Ordering::SeqCst);
+        submit_nth(&l1, 1, 1);
+        submit_nth(&l1, 1, 2);
+    });
+    await_model(|| slot(&s1) != lwlock::INVALID_PROC && lock.group_head() == Some(slot(&s1)));
+    drop(g);
+    // The first leader detached its group (or everything is over already).
+    await_model(|| lock.group_head().is_none());
+    submit_nth(&lock, 0, 1);
+    a.join().unwrap();
+    b.join().unwrap();
+    let g = lock.read();
+    assert_eq!(g.applied, [1, 2, 1], "an operation never ran");
+    assert_eq!(g.a, 4, "an update was lost");
+    drop(g);
+    assert_eq!(lock.group_head(), None, "operations left queued");
+}
+
+models::loom_model! {
+    /// Leader policy, a served member pushes again onto the next group while its server may still be waking it: the server never touches the new push, no operation is lost.
+    flex_leader_repush3, threads: 3, bound: Some(2), || with_spins(1, repush3)
+}
+
 // ---- fault models ------------------------------------------------------------------------
 
 /// The fault models' lock: the atomic LWLock (the smaller state of the two) behind a wrapper that
@@ -589,6 +705,45 @@ mod mutants {
             "flex_last_releaser_recheck_unwinds2",
             "flex_unwind_no_retry",
             Failure::Deadlock,
+            T,
+        );
+    }
+
+    /// A sleeping member is never posted: it sleeps forever (only reachable with a small spin
+    /// count: `flex_leader2`, at the production count, does not see it).
+    #[cfg(lwlock_mutant = "runtime")]
+    #[test]
+    fn mutant_flex_member_never_posted() {
+        expect_caught(
+            "flex_leader_sleep2",
+            "flex_member_never_posted",
+            Failure::Deadlock,
+            T,
+        );
+    }
+
+    /// A shared last releaser without its SeqCst fence misses a push whose submitter's re-check
+    /// missed the release: the operation is stranded.
+    #[cfg(lwlock_mutant = "runtime")]
+    #[test]
+    fn mutant_flex_reader_no_fence() {
+        expect_caught(
+            "flex_last_releaser_reader2",
+            "flex_reader_no_fence",
+            Failure::Deadlock,
+            T,
+        );
+    }
+
+    /// The wake pass resets a member's link after releasing it, clobbering the link of the
+    /// record its owner already pushed again: the next group loses its leader's operation.
+    #[cfg(lwlock_mutant = "runtime")]
+    #[test]
+    fn mutant_flex_wake_link_reset_late() {
+        expect_caught(
+            "flex_leader_repush3",
+            "flex_wake_link_reset_late",
+            Failure::Assertion("completed without running"),
             T,
         );
     }

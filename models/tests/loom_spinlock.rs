@@ -104,6 +104,18 @@ mod mutants {
         );
     }
 
+    /// A Relaxed unlock (the shipped `S_UNLOCK` statement, which loom runs through the same
+    /// ordering as an RMW) does not order the next critical section: a data race.
+    #[test]
+    fn mutant_spin_relaxed_unlock() {
+        expect_caught(
+            "spin_mutex2",
+            "spin_relaxed_unlock",
+            Failure::Race,
+            Duration::from_secs(120),
+        );
+    }
+
     /// A fold done as a load then a store loses one of two concurrent folds.
     #[test]
     fn mutant_spins_fold_racy() {

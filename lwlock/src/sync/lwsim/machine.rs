@@ -838,6 +838,47 @@ pub fn charge_plain(p: Plain) {
     }
 }
 
+/// The simulated cores' counters summed so far (the supervisor's left out), or `None` outside a
+/// simulation. A harness reads it at the start and at the end of a measurement window and
+/// reports the difference, so that warm-up and tail are not counted.
+pub fn totals() -> Option<CoreCounters> {
+    with_machine(|m| {
+        m.map(|m| {
+            let mut t = CoreCounters::default();
+            for c in &m.counters[..m.ncores] {
+                t.add(c);
+            }
+            t
+        })
+    })
+}
+
+impl CoreCounters {
+    /// `self − earlier`, counter by counter (saturating): the counts of a window.
+    pub fn since(&self, earlier: &CoreCounters) -> CoreCounters {
+        let d = |a: u64, b: u64| a.saturating_sub(b);
+        CoreCounters {
+            busy_ps: d(self.busy_ps, earlier.busy_ps),
+            ops: d(self.ops, earlier.ops),
+            hits: d(self.hits, earlier.hits),
+            load_from_modified: d(self.load_from_modified, earlier.load_from_modified),
+            load_from_shared: d(self.load_from_shared, earlier.load_from_shared),
+            rfo_from_modified: d(self.rfo_from_modified, earlier.rfo_from_modified),
+            invalidations: d(self.invalidations, earlier.invalidations),
+            sharers_invalidated: d(self.sharers_invalidated, earlier.sharers_invalidated),
+            fills: d(self.fills, earlier.fills),
+            line_wait_ps: d(self.line_wait_ps, earlier.line_wait_ps),
+            pauses: d(self.pauses, earlier.pauses),
+            futex_sleeps: d(self.futex_sleeps, earlier.futex_sleeps),
+            futex_wakes: d(self.futex_wakes, earlier.futex_wakes),
+            sleeps: d(self.sleeps, earlier.sleeps),
+            yields: d(self.yields, earlier.yields),
+            preemptions: d(self.preemptions, earlier.preemptions),
+            context_switches: d(self.context_switches, earlier.context_switches),
+        }
+    }
+}
+
 /// Registers the line holding `ptr` for per-line counters under `name` (a lock word).
 pub fn watch<T: ?Sized>(name: &str, ptr: *const T) {
     with_machine(|m| {
