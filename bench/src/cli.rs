@@ -1,5 +1,6 @@
 //! The command line and the sweep driver.
 
+use crate::engine::{self, Engine, SimSetup};
 use crate::locks::LockKind;
 use crate::perf;
 use crate::report::{self, PointRow, ResultRow, WaitRow};
@@ -159,13 +160,19 @@ fn parse_positive_usize(s: &str) -> Result<usize, String> {
     }
 }
 
+fn parse_seed(s: &str) -> Result<u64, String> {
+    s.trim()
+        .parse::<u64>()
+        .map_err(|_| format!("'{s}' is not a seed (an unsigned 64-bit integer)"))
+}
+
 /// lwbench: PostgreSQL-shaped lock contention benchmarks.
 ///
 /// With no arguments, runs the quick default suite (snapshot, end-xact and clog; the project's
 /// locks plus parking_lot; 1 to 64 threads) and writes `results/`.
 #[derive(Debug, Parser)]
 #[command(
-    name = "bench",
+    name = "lwbench",
     version,
     about,
     long_about = None,
@@ -223,6 +230,48 @@ pub struct Args {
     /// Output directory.
     #[arg(long, default_value = "results")]
     pub out: PathBuf,
+    /// `real`: this machine's threads and clock. `sim`: lwsim, a simulated many-core machine
+    /// running the same workload and lock code in virtual time (`--platform`, `--cores`,
+    /// `--seed`; `--threads` are its clients, `--duration`/`--warmup` virtual time). `sim` needs
+    /// a binary built with the simulator backend:
+    /// RUSTFLAGS="--cfg lwsim" CARGO_TARGET_DIR=target/lwsim cargo run --release -p bench
+    /// --features stats -- --engine sim ...; that binary runs only `sim`. std and parking-lot
+    /// cannot be simulated (their atomics are their own, not lwlock::sync's): naming one exits
+    /// 2, and `all` / `default` leave them out.
+    #[arg(long, value_enum, default_value = "real")]
+    pub engine: Engine,
+    /// The simulated machine (`--engine sim`): a built-in profile (this-machine,
+    /// xeon-2s-broadwell, xeon-4s-westmere-ex, epyc-2s-genoa) or a profile file (JSON, see
+    /// lwlock/sim-profiles/). Default: xeon-2s-broadwell (72 hardware threads).
+    #[arg(long)]
+    pub platform: Option<String>,
+    /// Simulated hardware threads in use (`--engine sim`): the first N of the profile's
+    /// topology (Linux numbering). Default: all.
+    #[arg(long, value_parser = parse_positive_usize)]
+    pub cores: Option<usize>,
+    /// Seed of the simulated trials (`--engine sim`): trial k runs with a seed derived from it
+    /// and k, so trials differ and the same command repeats exactly.
+    #[arg(long, default_value = "1", value_parser = parse_seed)]
+    pub seed: u64,
+}
+
+/// The machine a sweep runs on, resolved from `--engine`, `--platform` and `--cores`.
+#[derive(Clone, Debug)]
+pub enum Machine {
+    /// This machine.
+    Real,
+    /// The simulated one (the seed is set per trial).
+    Sim(SimSetup),
+}
+
+impl Machine {
+    /// The engine's name.
+    pub fn engine(&self) -> Engine {
+        match self {
+            Machine::Real => Engine::Real,
+            Machine::Sim(_) => Engine::Sim,
+        }
+    }
 }
 
 impl Args {
@@ -231,13 +280,16 @@ impl Args {
     pub fn locks_for(&self, w: Workload) -> (Vec<LockKind>, Vec<LockKind>) {
         let mut run = Vec::new();
         let mut skipped = Vec::new();
-        for k in LockKind::ALL.iter().copied() {
+        let sim = self.engine == Engine::Sim;
+        for k in LockKind::every() {
             let wanted = self.locks.iter().any(|s| match s {
                 LockSel::One(x) => *x == k,
                 LockSel::All => k.in_all(),
                 LockSel::Default => LockKind::default_suite().contains(&k),
             });
-            if !wanted {
+            // On the simulator `all` and `default` leave out what it cannot run (an explicit
+            // name is refused by `check_engine`).
+            if !wanted || (sim && !k.simulatable() && !self.locks.contains(&LockSel::One(k))) {
                 continue;
             }
             if k.applies_to(w) {
@@ -295,7 +347,7 @@ fn catalogue() -> String {
     let w = Workload::ALL
         .iter()
         .map(|w| w.name().len())
-        .chain(LockKind::ALL.iter().map(|k| k.name().len()))
+        .chain(LockKind::every().iter().map(|k| k.name().len()))
         .max()
         .unwrap_or(0)
         .max(7)
@@ -318,7 +370,7 @@ fn catalogue() -> String {
         ));
     }
     s.push_str("\nLOCKS (--locks):\n");
-    for k in LockKind::ALL {
+    for k in LockKind::every() {
         let only: Vec<&str> = Workload::ALL
             .iter()
             .filter(|w| k.applies_to(**w))
@@ -331,7 +383,16 @@ fn catalogue() -> String {
         } else {
             String::new()
         };
-        s.push_str(&format!("  {:<w$}{}{scope}\n", k.name(), k.description()));
+        let sim = if k.simulatable() {
+            ""
+        } else {
+            " [not on --engine sim: its atomics bypass lwlock::sync]"
+        };
+        s.push_str(&format!(
+            "  {:<w$}{}{scope}{sim}\n",
+            k.name(),
+            k.description()
+        ));
     }
     s.push_str(&format!(
         "  {:<w$}every lock that applies to the workload\n  {:<w$}the project's locks plus \
@@ -388,6 +449,90 @@ fn check_selection(args: &Args) {
             ),
         );
     }
+}
+
+/// Resolves the engine settings, exiting 2 (naming the argument) on bad input: `--engine sim`
+/// in a build without the simulator backend (or `real` in one with it), an unknown platform, a
+/// malformed profile file, more `--cores` than the profile has, a simulator-only option with
+/// `--engine real`, or a lock the simulator cannot run.
+pub fn check_engine(args: &Args) -> Machine {
+    if args.engine == Engine::Real {
+        if engine::SIM_BACKEND {
+            usage_error(
+                "--engine <ENGINE>",
+                "real",
+                "this lwbench is the simulator build (--cfg lwsim): its atomics consult the \
+                 simulator, so it runs only --engine sim; build without RUSTFLAGS=\"--cfg lwsim\" \
+                 for the real engine",
+            );
+        }
+        for (name, given) in [
+            ("--platform <PLATFORM>", args.platform.clone()),
+            ("--cores <CORES>", args.cores.map(|c| c.to_string())),
+        ] {
+            if let Some(v) = given {
+                usage_error(name, &v, "applies only to --engine sim");
+            }
+        }
+        return Machine::Real;
+    }
+    if !engine::SIM_BACKEND {
+        usage_error(
+            "--engine <ENGINE>",
+            "sim",
+            &format!(
+                "this lwbench was built without the simulator backend; build and run it with: {}",
+                engine::SIM_COMMAND
+            ),
+        );
+    }
+    for s in &args.locks {
+        if let LockSel::One(k) = s {
+            if !k.simulatable() {
+                usage_error(
+                    "--locks <LOCKS>",
+                    k.name(),
+                    &format!(
+                        "{} cannot run on the simulator (--engine sim): its atomics and sleeps are \
+                         its own, not lwlock::sync's, so the simulated machine would not see them",
+                        k.name()
+                    ),
+                );
+            }
+        }
+    }
+    sim_machine(args)
+}
+
+#[cfg(lwsim)]
+fn sim_machine(args: &Args) -> Machine {
+    let name = args
+        .platform
+        .clone()
+        .unwrap_or_else(|| engine::DEFAULT_PLATFORM.to_string());
+    let profile = engine::Profile::load(&name)
+        .unwrap_or_else(|e| usage_error("--platform <PLATFORM>", &name, &e));
+    let hw = profile.hw_threads();
+    let cores = args.cores.unwrap_or(hw);
+    if cores > hw {
+        usage_error(
+            "--cores <CORES>",
+            &cores.to_string(),
+            &format!("platform {} has {hw} hardware threads", profile.name),
+        );
+    }
+    Machine::Sim(SimSetup {
+        platform: profile.name.clone(),
+        cores,
+        seed: args.seed,
+        warmup: args.warmup.unwrap_or(args.duration / 2),
+        profile,
+    })
+}
+
+#[cfg(not(lwsim))]
+fn sim_machine(_args: &Args) -> Machine {
+    unreachable!("checked: no simulator backend in this build")
 }
 
 /// Exit 2 with clap's error format, naming the argument.
@@ -472,7 +617,7 @@ fn meta_json(args: &Args, probe: &perf::Probe, warmup: Duration) -> serde_json::
             "sample_interval_s": args.sample_interval.as_secs_f64(),
             "time_every": args.time_every,
         },
-        "locks": LockKind::ALL.iter().map(|k| serde_json::json!({
+        "locks": LockKind::every().iter().map(|k| serde_json::json!({
             "name": k.name(), "description": k.description(), "project": k.is_project()
         })).collect::<Vec<_>>(),
     })
@@ -481,12 +626,23 @@ fn meta_json(args: &Args, probe: &perf::Probe, warmup: Duration) -> serde_json::
 /// Parses the command line and runs the sweep. Exit status: 0 done, 1 a run failed (an
 /// invariant check or an I/O error), 2 bad arguments.
 pub fn main() -> ExitCode {
-    let args = Args::try_parse().unwrap_or_else(|e| e.exit());
+    main_with(std::env::args_os())
+}
+
+/// [`main`] with the command line `args` (the first item is the program name). Bad arguments
+/// still exit the process with status 2, as clap does.
+pub fn main_with<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let args = Args::try_parse_from(args).unwrap_or_else(|e| e.exit());
+    let machine = check_engine(&args);
     check_selection(&args);
     if let Err(e) = prepare_out(&args.out) {
         usage_error("--out <OUT>", &args.out.display().to_string(), &e);
     }
-    match run(&args) {
+    match run(&args, &machine) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
@@ -495,11 +651,32 @@ pub fn main() -> ExitCode {
     }
 }
 
-fn run(args: &Args) -> Result<(), String> {
+fn run(args: &Args, machine: &Machine) -> Result<(), String> {
     let started = Instant::now();
     let probe = perf::probe();
     let warmup = args.warmup.unwrap_or(args.duration / 2);
     let mut meta = meta_json(args, &probe, warmup);
+    meta["engine"] = serde_json::json!(machine.engine().name());
+    if let Machine::Sim(s) = machine {
+        // The simulated clock is read for free: no timer floor.
+        meta["timer_source"] = serde_json::json!("lwsim virtual clock");
+        meta["timer_floor_ns"] = serde_json::json!(0.0);
+        meta["sim"] = serde_json::json!({
+            "platform": s.platform,
+            "platform_arg": args.platform.clone().unwrap_or_else(|| engine::DEFAULT_PLATFORM.into()),
+            "cores": s.cores,
+            "seed": args.seed,
+            "trial_seeds": (1..=args.trials).map(|k| engine::trial_seed(args.seed, k)).collect::<Vec<_>>(),
+            "warmup_in_trial": true,
+            "time": "virtual",
+            "note": "every duration, rate and wait is virtual time; the counters cover the window \
+                     only; cache_misses stays empty (no PMU in a simulation): see the sim_* columns",
+        });
+        #[cfg(lwsim)]
+        {
+            meta["sim"]["profile"] = serde_json::json!(s.profile.describe());
+        }
+    }
     let out = &args.out;
     let io = |what: &str, e: &dyn std::fmt::Display| {
         format!("writing {}: {e}", out.join(what).display())
@@ -529,11 +706,21 @@ fn run(args: &Args) -> Result<(), String> {
         );
     }
     let total = plan.len() * threads.len();
-    let est = (warmup + args.duration * args.trials).as_secs_f64() * total as f64;
-    eprintln!(
-        "lwbench: {} points x ({} trials of {:?} + {:?} warm-up), about {:.0} s; {}",
-        total, args.trials, args.duration, warmup, est, probe
-    );
+    if let Machine::Sim(s) = machine {
+        eprintln!(
+            "lwbench: {} points x {} trials of {:?} + {:?} warm-up in virtual time, simulated on \
+             {} ({} cores), seed {}",
+            total, args.trials, args.duration, warmup, s.platform, s.cores, args.seed
+        );
+    } else {
+        let est = (warmup + args.duration * args.trials).as_secs_f64() * total as f64;
+        eprintln!(
+            "lwbench: {} points x ({} trials of {:?} + {:?} warm-up), about {:.0} s; {}",
+            total, args.trials, args.duration, warmup, est, probe
+        );
+    }
+    let mut sim_real = Duration::ZERO;
+    let mut sim_rates: Vec<f64> = Vec::new();
 
     let mut results =
         csv::Writer::from_path(out.join("results.csv")).map_err(|e| io("results.csv", &e))?;
@@ -573,19 +760,45 @@ fn run(args: &Args) -> Result<(), String> {
                     strategy: strategy.unwrap_or(Strategy::Scan),
                 },
                 sample_interval: args.sample_interval,
+                sim: None,
             };
-            // Every point starts from PostgreSQL's initial spin estimate, whatever ran before
-            // (the estimate is folded in by every exiting thread and would carry over).
-            lwlock::proc::set_shared_spins_per_delay(lwlock::s_lock::DEFAULT_SPINS_PER_DELAY);
-            runner::run_trial(&spec, &probe)?;
-            spec.duration = args.duration;
-            let trials = (0..args.trials)
-                .map(|_| runner::run_trial(&spec, &probe))
-                .collect::<Result<Vec<_>, _>>()?;
+            let trials = match machine {
+                Machine::Real => {
+                    // Every point starts from PostgreSQL's initial spin estimate, whatever ran
+                    // before (the estimate is folded in by every exiting thread and would carry
+                    // over).
+                    lwlock::proc::set_shared_spins_per_delay(
+                        lwlock::s_lock::DEFAULT_SPINS_PER_DELAY,
+                    );
+                    runner::run_trial(&spec, &probe)?;
+                    spec.duration = args.duration;
+                    (0..args.trials)
+                        .map(|_| runner::run_trial(&spec, &probe))
+                        .collect::<Result<Vec<_>, _>>()?
+                }
+                Machine::Sim(setup) => {
+                    // A simulation starts from a fresh machine (and a fresh spin estimate);
+                    // the warm-up runs inside each trial, before its window.
+                    spec.duration = args.duration;
+                    (1..=args.trials)
+                        .map(|k| {
+                            spec.sim = Some(SimSetup {
+                                seed: engine::trial_seed(args.seed, k),
+                                ..setup.clone()
+                            });
+                            runner::run_trial(&spec, &probe)
+                        })
+                        .collect::<Result<Vec<_>, _>>()?
+                }
+            };
+            for s in trials.iter().filter_map(|r| r.sim.as_ref()) {
+                sim_real += s.real;
+                sim_rates.push(s.events_per_sec);
+            }
             let point = PointRow::new(w, k, variant, t, &trials);
             for r in trials
                 .iter()
-                .filter(|r| (r.counters.complete_threads as usize) < t)
+                .filter(|r| r.sim.is_none() && (r.counters.complete_threads as usize) < t)
             {
                 pb.suspend(|| {
                     eprintln!(
@@ -616,7 +829,7 @@ fn run(args: &Args) -> Result<(), String> {
                         point.bimodal,
                     ))
                     .map_err(|e| io("results.csv", &e))?;
-                for row in WaitRow::rows(w, k, variant, t, trial, &r.waits) {
+                for row in WaitRow::rows(w, k, variant, t, trial, r) {
                     waits.serialize(row).map_err(|e| io("waits.csv", &e))?;
                 }
             }
@@ -633,12 +846,20 @@ fn run(args: &Args) -> Result<(), String> {
     pb.finish_and_clear();
 
     meta["elapsed_s"] = serde_json::json!((started.elapsed().as_secs_f64() * 10.0).round() / 10.0);
+    if !sim_rates.is_empty() {
+        meta["sim"]["real_s"] = serde_json::json!((sim_real.as_secs_f64() * 10.0).round() / 10.0);
+        meta["sim"]["median_events_per_real_s"] =
+            serde_json::json!(runner::median(&sim_rates).round());
+    }
     std::fs::write(
         out.join("meta.json"),
         serde_json::to_string_pretty(&meta).map_err(|e| e.to_string())?,
     )
     .map_err(|e| io("meta.json", &e))?;
-    let cores = meta["cores"].as_u64().unwrap_or(1) as usize;
+    let cores = match machine {
+        Machine::Sim(s) => s.cores,
+        Machine::Real => meta["cores"].as_u64().unwrap_or(1) as usize,
+    };
     for &w in &args.workload {
         report::plot(&out.join(format!("{}.svg", w.name())), w, &points, cores)?;
     }

@@ -6,6 +6,10 @@
 //! is the TSC itself (`rdtsc`, a few nanoseconds), calibrated once against `Instant`; elsewhere
 //! it is `Instant` (`clock_gettime` through the vDSO). [`floor_ns`] is the measured cost of one
 //! back-to-back pair of reads: a wait percentile at or near it is timer overhead, not waiting.
+//!
+//! In a `--cfg lwsim` build, inside a simulation (`--engine sim`), the clock is the calling
+//! simulated thread's virtual clock (`lwlock::sync::clock_nanos`, ticks = ns): reading it costs no
+//! virtual time, so the floor there is 0.
 
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -71,15 +75,30 @@ fn clock() -> &'static Clock {
     })
 }
 
+/// Whether the clock is the simulator's (inside an lwsim run).
+#[inline(always)]
+fn simulated() -> bool {
+    #[cfg(lwsim)]
+    return lwlock::sync::lwsim::machine::active();
+    #[cfg(not(lwsim))]
+    false
+}
+
 /// Now, in ticks.
 #[inline(always)]
 pub fn now() -> Ticks {
+    if simulated() {
+        return lwlock::sync::clock_nanos();
+    }
     read(clock())
 }
 
 /// Nanoseconds from `t0` to now.
 #[inline(always)]
 pub fn ns_since(t0: Ticks) -> u64 {
+    if simulated() {
+        return lwlock::sync::clock_nanos().saturating_sub(t0);
+    }
     let c = clock();
     (read(c).wrapping_sub(t0) as f64 * c.ns_per_tick) as u64
 }

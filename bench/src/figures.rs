@@ -613,8 +613,32 @@ pub fn summary_md(meta: &serde_json::Value, workloads: &[Workload], points: &[Po
          Per-trial figures are in `results.csv`, per-point medians and ranges in `points.csv`, \
          wait-event samples in `waits.csv`.\n\n",
     );
+    if meta["engine"].as_str() == Some("sim") {
+        let sim = &meta["sim"];
+        let _ = writeln!(
+            s,
+            "**Engine: sim.** Simulated by lwsim on `{}` ({} of its hardware threads), seed {} \
+             (trial k uses a seed derived from it and k). Every duration, rate and wait is \
+             virtual time; the warm-up runs inside each trial; counters cover the window only. \
+             The PMU columns stay empty: the simulator's stand-ins are the `sim_*` columns \
+             (line transfers per lock operation by kind, line-wait time, futex sleeps and \
+             wakes, preemptions).\n",
+            sim["platform"].as_str().unwrap_or("?"),
+            sim["cores"],
+            sim["seed"],
+        );
+    }
     let trials: usize = points.iter().map(|p| p.trials).sum();
-    let complete: usize = points.iter().map(|p| p.counters_complete_trials).sum();
+    let complete: usize = points
+        .iter()
+        .filter(|p| p.engine != "sim")
+        .map(|p| p.counters_complete_trials)
+        .sum::<usize>()
+        + points
+            .iter()
+            .filter(|p| p.engine == "sim")
+            .map(|p| p.trials)
+            .sum::<usize>();
     if complete < trials {
         let _ = writeln!(
             s,
@@ -721,6 +745,34 @@ pub fn summary_md(meta: &serde_json::Value, workloads: &[Workload], points: &[Po
                 }
             }
         }
+        if pts.iter().any(|p| p.sim_transfers_per_op.is_some()) {
+            s.push_str(
+                "\n**Simulated costs** per lock operation (medians over the trials): exclusive \
+                 acquisitions (`stats` build), line transfers, line-wait time, futex sleeps; \
+                 preemptions per window:\n\n\
+                 | lock | threads | excl_acquires/op | transfers/op | line wait ns/op | futex \
+                 sleeps/op | preemptions |\n|---|---:|---:|---:|---:|---:|---:|\n",
+            );
+            let f = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.3}"));
+            for (key, label) in &series(&pts) {
+                let mut line: Vec<&&PointRow> =
+                    pts.iter().filter(|p| p.series_key() == *key).collect();
+                line.sort_by_key(|p| p.threads);
+                for p in line {
+                    let _ = writeln!(
+                        s,
+                        "| {label} | {} | {} | {} | {} | {} | {} |",
+                        p.threads,
+                        f(p.excl_acquires_per_op),
+                        f(p.sim_transfers_per_op),
+                        f(p.sim_line_wait_ns_per_op),
+                        f(p.sim_futex_sleeps_per_op),
+                        p.sim_preemptions
+                            .map_or_else(|| "-".into(), |v| format!("{v:.0}")),
+                    );
+                }
+            }
+        }
         if let Some(tmax) = pts.iter().map(|p| p.threads).max() {
             let _ = writeln!(s, "\nTop sampled wait event at {tmax} threads:\n");
             for p in pts.iter().filter(|p| p.threads == tmax) {
@@ -822,6 +874,14 @@ mod tests {
             fair_short: false,
             instrumented: true,
             sampler_cpu_pct: 0.5,
+            engine: "real",
+            platform: "host".into(),
+            cores: 2,
+            excl_acquires_per_op: None,
+            sim_transfers_per_op: None,
+            sim_line_wait_ns_per_op: None,
+            sim_futex_sleeps_per_op: None,
+            sim_preemptions: None,
         }
     }
 

@@ -130,6 +130,47 @@ impl LockFamily for FlexReleaserFamily {
     type Lock<T: Send + Sync + 'static> = FlexLocked<T, false>;
 }
 
+/// `HolderServesLock`: the last releaser's fast variant (`flex-holder`).
+#[derive(Debug)]
+pub struct FlexHolderLocked<T>(flexlock::HolderServesLock<RawAtomicLwLock, T>);
+
+impl<T: Send + Sync> BenchLock<T> for FlexHolderLocked<T> {
+    fn new(data: T, tranche: Tranche) -> Self {
+        FlexHolderLocked(flexlock::HolderServesLock::with_bound(
+            data,
+            DEFAULT_MAX_GROUP,
+            tranche,
+        ))
+    }
+    #[inline]
+    fn shared<R>(&self, f: impl FnOnce(&T) -> R) -> R {
+        f(&self.0.read())
+    }
+    #[inline]
+    fn exclusive<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        f(&mut self.0.write())
+    }
+    #[inline]
+    fn group<R: Send>(&self, _key: u64, f: impl FnOnce(&mut T) -> R + Send) -> R {
+        self.0.group(f)
+    }
+    fn counters(&self) -> LockCounters {
+        from_group_stats(self.0.stats(), self.0.raw().stats())
+    }
+    #[inline]
+    fn held(&self) -> Option<(bool, bool)> {
+        let raw = self.0.raw();
+        Some((raw.is_locked(), raw.is_locked_exclusive()))
+    }
+}
+
+/// Family of `flex-holder`.
+#[derive(Debug)]
+pub struct FlexHolderFamily;
+impl LockFamily for FlexHolderFamily {
+    type Lock<T: Send + Sync + 'static> = FlexHolderLocked<T>;
+}
+
 /// Family of `clog-group`.
 #[derive(Debug)]
 pub struct ClogGroupFamily;

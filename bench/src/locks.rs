@@ -3,7 +3,7 @@
 //! Workloads are written once against [`BenchLock`] (take the lock shared, take it exclusive, or
 //! submit an exclusive operation that a group-commit lock may run on another thread's behalf) and
 //! instantiated for a [`LockFamily`]. Adding a lock to the harness is one line in the
-//! [`registry!`] invocation below: its name, its family type, whether it is one of the project's
+//! `registry!` invocation below: its name, its family type, whether it is one of the project's
 //! own locks, and which workloads it applies to.
 //!
 //! Adapters:
@@ -263,7 +263,7 @@ impl LockFamily for StdFamily {
 }
 
 // The FlexLock and ClogGroupLock adapters live in `flex.rs`.
-pub use crate::flex::{ClogGroupFamily, FlexLeaderFamily, FlexReleaserFamily};
+pub use crate::flex::{ClogGroupFamily, FlexHolderFamily, FlexLeaderFamily, FlexReleaserFamily};
 
 /// Workloads a lock applies to under `--locks all`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -281,34 +281,46 @@ macro_rules! registry {
         applies: $applies:ident, $doc:literal; )*) => {
         /// A lock of the registry, by name.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum LockKind { $( #[doc = $doc] $variant, )* }
+        pub enum LockKind {
+            $( #[doc = $doc] $variant, )*
+            /// A lock registered at run time by a user's own `main` ([`crate::Lwbench::lock`]).
+            User(UserLockId),
+        }
 
         impl LockKind {
-            /// Every lock, in registry order (the column order of tables and plots).
+            /// Every built-in lock, in registry order (the column order of tables and plots);
+            /// [`LockKind::every`] adds the locks registered at run time.
             pub const ALL: &'static [LockKind] = &[$(LockKind::$variant),*];
 
             /// The lock's command-line name.
             pub fn name(self) -> &'static str {
-                match self { $(LockKind::$variant => $name,)* }
+                match self { $(LockKind::$variant => $name,)* LockKind::User(u) => u.get().name }
             }
 
             /// One-line description.
             pub fn description(self) -> &'static str {
-                match self { $(LockKind::$variant => $doc,)* }
+                match self {
+                    $(LockKind::$variant => $doc,)*
+                    LockKind::User(u) => u.get().description,
+                }
             }
 
             /// Whether this is one of the project's own locks (as opposed to a baseline).
             pub fn is_project(self) -> bool {
-                match self { $(LockKind::$variant => $project,)* }
+                match self { $(LockKind::$variant => $project,)* LockKind::User(_) => false }
             }
 
             fn applies(self) -> Applies {
-                match self { $(LockKind::$variant => Applies::$applies,)* }
+                match self { $(LockKind::$variant => Applies::$applies,)* LockKind::User(_) => Applies::All }
             }
 
-            /// Calls `v.visit::<Family>()` with this lock's family.
+            /// Calls `v.visit::<Family>()` with this lock's family (a registered lock's family
+            /// is known only to its registration: [`LockVisitor::visit_user`]).
             pub fn dispatch<V: LockVisitor>(self, v: V) -> V::Output {
-                match self { $(LockKind::$variant => v.visit::<$family>(self),)* }
+                match self {
+                    $(LockKind::$variant => v.visit::<$family>(self),)*
+                    LockKind::User(u) => v.visit_user(u),
+                }
             }
         }
     };
@@ -319,10 +331,18 @@ registry! {
         "spinlock-protected LWLock (PostgreSQL <= 9.4)";
     Atomic => "atomic", RawFamily<RawAtomicLwLock>, project: true, applies: All,
         "atomic-state LWLock (PostgreSQL 9.5+)";
+    AtomicHandoff => "atomic-handoff", RawFamily<lwlock::RawHandoffLwLock>, project: true,
+        applies: All, "atomic-state LWLock with bounded writer starvation (handoff bit)";
+    AtomicTaskFair => "atomic-taskfair", RawFamily<lwlock::RawTaskFairLwLock>, project: true,
+        applies: All, "atomic-state LWLock, task-fair (a queued writer blocks new readers)";
     FlexLeader => "flex-leader", FlexLeaderFamily, project: true, applies: All,
         "FlexLock, group run by an elected leader (ProcArrayGroupClearXid)";
     FlexReleaser => "flex-releaser", FlexReleaserFamily, project: true, applies: All,
         "FlexLock, group run by the last releaser (Haas 2011)";
+    FlexHolder => "flex-holder", FlexHolderFamily, project: true, applies: All,
+        "FlexLock variant: holders serve the queue, waiters wait in the lock (beyond PG)";
+    ReaderBias => "reader-bias", RawFamily<lwlock::RawReaderBiasLwLock>, project: true,
+        applies: All, "BRAVO reader bias over the atomic LWLock (beyond PG)";
     ClogGroup => "clog-group", ClogGroupFamily, project: true, applies: Clog,
         "CLOG group update keyed by page (TransactionGroupUpdateXidStatus)";
     Std => "std", StdFamily, project: false, applies: All,
@@ -339,12 +359,73 @@ pub trait LockVisitor {
     type Output;
     /// Runs with the family of `kind`.
     fn visit<F: LockFamily>(self, kind: LockKind) -> Self::Output;
+    /// Runs with a lock registered at run time. Its type is known only where it was registered,
+    /// so the harness's one generic entry, the trial runner, was instantiated there
+    /// ([`UserLock::run`]); other visitors (the crate's own tests, benches) do not visit them.
+    fn visit_user(self, lock: UserLockId) -> Self::Output
+    where
+        Self: Sized,
+    {
+        panic!(
+            "lock {} was registered at run time; only the trial runner visits it",
+            lock.get().name
+        )
+    }
+}
+
+/// A lock registered at run time: its names and the trial runner instantiated for its family.
+#[derive(Clone, Copy, Debug)]
+pub struct UserLock {
+    /// Its `--locks` name.
+    pub name: &'static str,
+    /// Its one-line description.
+    pub description: &'static str,
+    /// `runner::run_trial` for its family.
+    pub run: fn(
+        &crate::runner::PointSpec,
+        &crate::perf::Probe,
+    ) -> Result<crate::runner::TrialResult, String>,
+}
+
+/// The index of a [`UserLock`] in the run-time registry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct UserLockId(u16);
+
+static USER_LOCKS: std::sync::RwLock<Vec<UserLock>> = std::sync::RwLock::new(Vec::new());
+
+impl UserLockId {
+    /// The registration.
+    pub fn get(self) -> UserLock {
+        USER_LOCKS.read().unwrap_or_else(|e| e.into_inner())[self.0 as usize]
+    }
+}
+
+/// Registers `lock` (see [`crate::Lwbench::lock`]); an `Err` names a clash with a lock that
+/// already has the name.
+pub fn register_user_lock(lock: UserLock) -> Result<LockKind, String> {
+    if LockKind::from_name(lock.name).is_some() || ["all", "default"].contains(&lock.name) {
+        return Err(format!("a lock named {:?} already exists", lock.name));
+    }
+    let mut v = USER_LOCKS.write().unwrap_or_else(|e| e.into_inner());
+    let id = UserLockId(u16::try_from(v.len()).map_err(|_| "too many registered locks")?);
+    v.push(lock);
+    Ok(LockKind::User(id))
 }
 
 impl LockKind {
+    /// Every lock: the built-in registry, then the locks registered at run time.
+    pub fn every() -> Vec<LockKind> {
+        let users = USER_LOCKS.read().unwrap_or_else(|e| e.into_inner()).len();
+        LockKind::ALL
+            .iter()
+            .copied()
+            .chain((0..users).map(|i| LockKind::User(UserLockId(i as u16))))
+            .collect()
+    }
+
     /// Looks a lock up by its command-line name.
     pub fn from_name(name: &str) -> Option<LockKind> {
-        LockKind::ALL.iter().copied().find(|k| k.name() == name)
+        LockKind::every().into_iter().find(|k| k.name() == name)
     }
 
     /// Whether `--locks all` includes this lock for `workload`.
@@ -355,23 +436,32 @@ impl LockKind {
         }
     }
 
+    /// Whether `--engine sim` can run this lock: every lock whose atomics go through
+    /// `lwlock::sync` (the project's, the self-test lock). std's `RwLock` and parking_lot use
+    /// their own atomics and sleeps, which the simulator would not see.
+    pub fn simulatable(self) -> bool {
+        !matches!(self, LockKind::Std | LockKind::ParkingLot)
+    }
+
     /// Whether `--locks all` may select this lock (the self-test lock only runs when named).
     pub fn in_all(self) -> bool {
         self.applies() != Applies::Explicit
     }
 
-    /// The locks of the default suite: every project lock plus parking_lot.
+    /// The locks of the default suite: every project lock plus parking_lot, and the locks
+    /// registered at run time.
     pub fn default_suite() -> Vec<LockKind> {
-        LockKind::ALL
-            .iter()
-            .copied()
-            .filter(|k| k.is_project() || *k == LockKind::ParkingLot)
+        LockKind::every()
+            .into_iter()
+            .filter(|k| {
+                k.is_project() || *k == LockKind::ParkingLot || matches!(k, LockKind::User(_))
+            })
             .collect()
     }
 
     /// All names, comma-separated (for error messages).
     pub fn valid_names() -> String {
-        let mut v: Vec<&str> = LockKind::ALL.iter().map(|k| k.name()).collect();
+        let mut v: Vec<&str> = LockKind::every().iter().map(|k| k.name()).collect();
         v.push("all");
         v.join(", ")
     }

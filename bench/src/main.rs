@@ -1,4 +1,4 @@
-//! `bench`: the lwbench command line. See `bench --help`.
+//! `lwbench`: the command line of the harness. See `lwbench --help`.
 
 fn main() -> std::process::ExitCode {
     lwbench::cli::main()

@@ -153,6 +153,54 @@ pub struct ResultRow {
     pub snapshot_fast_pct: Option<f64>,
     /// Whether the point this trial belongs to is bimodal.
     pub bimodal: bool,
+    /// `real` or `sim`.
+    pub engine: &'static str,
+    /// The simulated profile's name, or `host` on the real engine.
+    pub platform: String,
+    /// Cores the workers ran on: the host's, or the simulated ones in use.
+    pub cores: usize,
+    /// The trial's simulator seed (empty on the real engine).
+    pub sim_seed: Option<u64>,
+    /// Simulated memory operations (atomics and touched lines) per lock operation.
+    pub sim_mem_ops_per_op: Option<f64>,
+    /// Simulated line transfers of every kind per lock operation (the simulator's stand-in for
+    /// `cache_misses`, which stays the PMU's).
+    pub sim_transfers_per_op: Option<f64>,
+    /// Loads of a line Modified at another core, per lock operation.
+    pub sim_load_modified_per_op: Option<f64>,
+    /// Loads of a line Shared by other cores, per lock operation.
+    pub sim_load_shared_per_op: Option<f64>,
+    /// Stores/RMWs taking a line Modified elsewhere (RFO), per lock operation.
+    pub sim_rfo_per_op: Option<f64>,
+    /// Stores/RMWs invalidating sharers, per lock operation.
+    pub sim_invalidate_per_op: Option<f64>,
+    /// First touches of a line, per lock operation.
+    pub sim_fill_per_op: Option<f64>,
+    /// Time requests waited for a busy line, ns per lock operation.
+    pub sim_line_wait_ns_per_op: Option<f64>,
+    /// Futex waits that slept, in the window.
+    pub sim_futex_sleeps: Option<u64>,
+    /// Threads woken by FUTEX_WAKE, in the window.
+    pub sim_futex_wakes: Option<u64>,
+    /// Lock holders or others preempted at the end of their slice, in the window.
+    pub sim_preemptions: Option<u64>,
+    /// Timed sleeps (s_lock back-off), in the window.
+    pub sim_sleeps: Option<u64>,
+}
+
+/// `n / ops` to three decimals, `None` without a simulation.
+fn per_op(r: &TrialResult, f: impl Fn(&crate::engine::SimCounters) -> u64) -> Option<f64> {
+    r.sim
+        .as_ref()
+        .map(|s| (f(&s.counters) as f64 / r.ops.max(1) as f64 * 1000.0).round() / 1000.0)
+}
+
+/// The `engine`, `platform` and `cores` columns of a trial.
+pub fn engine_columns(r: &TrialResult) -> (&'static str, String, usize) {
+    match &r.sim {
+        Some(s) => ("sim", s.platform.clone(), s.cores),
+        None => ("real", "host".to_string(), r.cores()),
+    }
 }
 
 /// Scheduler slices (context switches) per thread below which, with more threads than cores,
@@ -178,9 +226,17 @@ impl ResultRow {
         bimodal: bool,
     ) -> Self {
         let (s, x, c) = (&r.shared_wait, &r.excl_wait, &r.clog_wait);
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cores = r.cores();
         let pc = &r.counters;
-        let (ctx_switches, ctx_source) = pc.ctx_switches();
+        let (ctx_switches, ctx_source) = match &r.sim {
+            Some(_) => (r.ctx_switches(), "lwsim"),
+            None => {
+                let (n, src) = pc.ctx_switches();
+                (n, src.name())
+            }
+        };
+        let (engine, platform, _) = engine_columns(r);
+        let sim = r.sim.as_ref().map(|s| s.counters);
         let cs_per_thread = ctx_switches.unwrap_or(0) as f64 / threads.max(1) as f64;
         let window = r.elapsed.as_secs_f64();
         ResultRow {
@@ -215,10 +271,14 @@ impl ResultRow {
             clog_wait_p99_ns: quantile(c, 0.99),
             clog_wait_p999_ns: quantile(c, 0.999),
             clog_wait_max_ns: (!c.is_empty()).then(|| c.max()),
-            timer_floor_ns: (crate::clock::floor_ns() * 10.0).round() / 10.0,
+            timer_floor_ns: if r.sim.is_some() {
+                0.0
+            } else {
+                (crate::clock::floor_ns() * 10.0).round() / 10.0
+            },
             counters_threads: r.counters.complete_threads,
             ctx_switches,
-            ctx_switch_source: ctx_source.name(),
+            ctx_switch_source: ctx_source,
             cpu_migrations: pc.total(pc.cpu_migrations),
             task_clock_ms: pc
                 .total(pc.task_clock_ns)
@@ -244,6 +304,22 @@ impl ResultRow {
             spins_per_delay: r.spins_per_delay,
             snapshot_fast_pct: r.snapshot_fast_pct(),
             bimodal,
+            engine,
+            platform,
+            cores,
+            sim_seed: r.sim.as_ref().map(|s| s.seed),
+            sim_mem_ops_per_op: per_op(r, |c| c.mem_ops),
+            sim_transfers_per_op: per_op(r, |c| c.transfers()),
+            sim_load_modified_per_op: per_op(r, |c| c.load_from_modified),
+            sim_load_shared_per_op: per_op(r, |c| c.load_from_shared),
+            sim_rfo_per_op: per_op(r, |c| c.rfo_from_modified),
+            sim_invalidate_per_op: per_op(r, |c| c.invalidations),
+            sim_fill_per_op: per_op(r, |c| c.fills),
+            sim_line_wait_ns_per_op: per_op(r, |c| c.line_wait_ns),
+            sim_futex_sleeps: sim.map(|c| c.futex_sleeps),
+            sim_futex_wakes: sim.map(|c| c.futex_wakes),
+            sim_preemptions: sim.map(|c| c.preemptions),
+            sim_sleeps: sim.map(|c| c.sleeps),
         }
     }
 }
@@ -269,6 +345,12 @@ pub struct WaitRow {
     pub wait_event: String,
     /// Samples.
     pub samples: u64,
+    /// `real` or `sim`.
+    pub engine: &'static str,
+    /// The simulated profile, or `host`.
+    pub platform: String,
+    /// Cores the workers ran on.
+    pub cores: usize,
 }
 
 impl WaitRow {
@@ -279,9 +361,10 @@ impl WaitRow {
         variant: Variant,
         threads: usize,
         trial: u32,
-        waits: &BTreeMap<String, u64>,
+        r: &TrialResult,
     ) -> Vec<WaitRow> {
-        waits
+        let (engine, platform, cores) = engine_columns(r);
+        r.waits
             .iter()
             .map(|(k, &n)| {
                 let (t, e) = match k.split_once(':') {
@@ -298,6 +381,9 @@ impl WaitRow {
                     wait_event_type: t,
                     wait_event: e,
                     samples: n,
+                    engine,
+                    platform: platform.clone(),
+                    cores,
                 }
             })
             .collect()
@@ -389,6 +475,23 @@ pub struct PointRow {
     pub instrumented: bool,
     /// Median of the sampler's own CPU time over the window, percent of one core.
     pub sampler_cpu_pct: f64,
+    /// `real` or `sim`.
+    pub engine: &'static str,
+    /// The simulated profile, or `host`.
+    pub platform: String,
+    /// Cores the workers ran on.
+    pub cores: usize,
+    /// Median exclusive acquisitions per lock operation (`stats`, or the group lock's count):
+    /// below 1 where a group lock served several operations with one acquisition.
+    pub excl_acquires_per_op: Option<f64>,
+    /// Median simulated line transfers per lock operation.
+    pub sim_transfers_per_op: Option<f64>,
+    /// Median simulated line-wait time per lock operation, ns.
+    pub sim_line_wait_ns_per_op: Option<f64>,
+    /// Median simulated futex sleeps per lock operation.
+    pub sim_futex_sleeps_per_op: Option<f64>,
+    /// Median simulated preemptions per trial window.
+    pub sim_preemptions: Option<f64>,
 }
 
 /// The median of the values present, `None` when there are none.
@@ -426,11 +529,27 @@ impl PointRow {
         let ops: Vec<f64> = trials.iter().map(|t| t.ops_per_sec().round()).collect();
         let txn: Vec<f64> = trials.iter().map(|t| t.txn_per_sec().round()).collect();
         let jain: Vec<f64> = trials.iter().map(|t| runner::jain(&t.per_thread)).collect();
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cores = trials.first().map_or_else(
+            || std::thread::available_parallelism().map_or(1, |n| n.get()),
+            |t| t.cores(),
+        );
         let cs: Vec<f64> = trials
             .iter()
-            .map(|t| t.counters.ctx_switches().0.unwrap_or(0) as f64 / threads.max(1) as f64)
+            .map(|t| t.ctx_switches().unwrap_or(0) as f64 / threads.max(1) as f64)
             .collect();
+        let (engine, platform, _) =
+            trials
+                .first()
+                .map(engine_columns)
+                .unwrap_or(("real", "host".to_string(), cores));
+        let sim_per_op = |f: fn(&crate::engine::SimCounters) -> u64, scale: f64| {
+            median_of(trials.iter().map(|t| {
+                t.sim
+                    .as_ref()
+                    .map(|s| f(&s.counters) as f64 / t.ops.max(1) as f64 * scale)
+            }))
+            .map(|m| (m * 1000.0).round() / 1000.0)
+        };
         let sampler: Vec<f64> = trials
             .iter()
             .map(|t| {
@@ -512,6 +631,23 @@ impl PointRow {
             fair_short: threads > cores && runner::median(&cs) < FAIR_MIN_SLICES,
             instrumented: lock.is_project() || lock == LockKind::Broken,
             sampler_cpu_pct: (runner::median(&sampler) * 10.0).round() / 10.0,
+            engine,
+            platform,
+            cores,
+            excl_acquires_per_op: median_of(
+                trials
+                    .iter()
+                    .map(|t| t.lock.excl_acquires.map(|n| n as f64 / t.ops.max(1) as f64)),
+            )
+            .map(|m| (m * 10_000.0).round() / 10_000.0),
+            sim_transfers_per_op: sim_per_op(|c| c.transfers(), 1.0),
+            sim_line_wait_ns_per_op: sim_per_op(|c| c.line_wait_ns, 1.0),
+            sim_futex_sleeps_per_op: sim_per_op(|c| c.futex_sleeps, 1.0),
+            sim_preemptions: median_of(
+                trials
+                    .iter()
+                    .map(|t| t.sim.as_ref().map(|s| s.counters.preemptions as f64)),
+            ),
         }
     }
 

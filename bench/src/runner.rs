@@ -8,7 +8,16 @@
 //! preempted or in `s_lock` back-off) is the *tail*: reported apart (`tail_s`, `ops_total`),
 //! never mixed into ops/s. The driver's own sleep may overrun under oversubscription: the window
 //! is measured, and the requested length is reported beside it.
+//!
+//! # The simulated engine
+//! With [`PointSpec::sim`] set (`--engine sim`, a `--cfg lwsim` build) the same trial runs as one
+//! simulation ([`crate::engine`]): the workers are simulated threads running the same
+//! [`workload::run_until_stopped`], the driver is the simulation's supervisor, which opens the
+//! gate, waits the warm-up, reads the progress and the simulator's counters, samples the wait
+//! events every `--sample-interval` of virtual time through the window, then reads them again and
+//! raises the stop flag. Every time is virtual; the counters cover the window only.
 
+use crate::engine::{SimSetup, SimTrial};
 use crate::locks::{BenchLock, LockCounters, LockFamily, LockKind, LockVisitor};
 use crate::perf::{CounterValues, Probe, ThreadCounters};
 #[cfg(test)]
@@ -17,9 +26,9 @@ use crate::snapshot::{Layout, Outcome};
 use crate::workload::{self, Shared, Worker, WorkerConfig, Workload};
 use hdrhistogram::Histogram;
 use lwlock::sync::Futex;
+use lwlock::sync::{AtomicU32, Ordering};
 use lwlock::Proc;
 use std::collections::{BTreeMap, HashSet};
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// Everything that defines one data point.
@@ -41,6 +50,8 @@ pub struct PointSpec {
     pub worker: WorkerConfig,
     /// Wait-event sampling interval (zero: no sampler).
     pub sample_interval: Duration,
+    /// The simulated machine (`--engine sim`), or `None` for the real one.
+    pub sim: Option<SimSetup>,
 }
 
 /// The label of a sample of a thread that was not waiting (pg_stat_activity's empty row).
@@ -83,9 +94,26 @@ pub struct TrialResult {
     pub waits: BTreeMap<String, u64>,
     /// Snapshots by how they were obtained, indexed by [`Outcome`] as `usize`.
     pub snapshot_outcomes: [u64; Outcome::COUNT],
+    /// The simulator's side of a simulated trial (`None` on the real engine).
+    pub sim: Option<SimTrial>,
 }
 
 impl TrialResult {
+    /// The workers' context switches: perf events or getrusage on the real engine, the
+    /// simulator's dispatches on the simulated one.
+    pub fn ctx_switches(&self) -> Option<u64> {
+        match &self.sim {
+            Some(s) => Some(s.counters.context_switches),
+            None => self.counters.ctx_switches().0,
+        }
+    }
+    /// The cores the workers ran on: the host's, or the simulated machine's.
+    pub fn cores(&self) -> usize {
+        match &self.sim {
+            Some(s) => s.cores,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        }
+    }
     /// Operations per second.
     pub fn ops_per_sec(&self) -> f64 {
         self.ops as f64 / self.elapsed.as_secs_f64()
@@ -133,18 +161,29 @@ pub fn jain(xs: &[u64]) -> f64 {
 /// its waiters through a mutex one at a time: with 64 threads on 2 cores the last ones, the
 /// driver among them, left it hundreds of milliseconds after the first.)
 struct StartGate {
-    expected: usize,
-    ready: AtomicUsize,
+    expected: u32,
+    ready: AtomicU32,
     go: Futex,
 }
 
 impl StartGate {
     fn new(expected: usize) -> Self {
         StartGate {
-            expected,
-            ready: AtomicUsize::new(0),
+            expected: expected as u32,
+            ready: AtomicU32::new(0),
             go: Futex::new(0),
         }
+    }
+
+    /// Whether every thread has checked in.
+    fn all_ready(&self) -> bool {
+        self.ready.load(Ordering::Acquire) >= self.expected
+    }
+
+    /// Opens the gate (every thread has checked in).
+    fn release(&self) {
+        self.go.word.store(1, Ordering::Release);
+        self.go.wake_all();
     }
 
     /// Checks in and sleeps until the gate opens.
@@ -159,12 +198,11 @@ impl StartGate {
 
     /// Waits for every thread to check in, then opens the gate; returns the start time.
     fn open(&self) -> Instant {
-        while self.ready.load(Ordering::Acquire) < self.expected {
+        while !self.all_ready() {
             std::thread::sleep(Duration::from_micros(100));
         }
         let start = Instant::now();
-        self.go.word.store(1, Ordering::Release);
-        self.go.wake_all();
+        self.release();
         start
     }
 }
@@ -179,6 +217,18 @@ impl LockVisitor for TrialVisitor<'_> {
     fn visit<F: LockFamily>(self, _kind: LockKind) -> Self::Output {
         run_trial_with::<F>(self.spec, self.probe)
     }
+    fn visit_user(self, lock: crate::locks::UserLockId) -> Self::Output {
+        (lock.get().run)(self.spec, self.probe)
+    }
+}
+
+/// Runs one trial of `spec` with lock family `F` (whatever `spec.lock` names): the entry a lock
+/// registered at run time is instantiated with ([`crate::locks::UserLock::run`]).
+pub fn run_trial_for<F: LockFamily>(
+    spec: &PointSpec,
+    probe: &Probe,
+) -> Result<TrialResult, String> {
+    run_trial_with::<F>(spec, probe)
 }
 
 /// Runs one trial of `spec`.
@@ -187,12 +237,27 @@ pub fn run_trial(spec: &PointSpec, probe: &Probe) -> Result<TrialResult, String>
 }
 
 fn run_trial_with<F: LockFamily>(spec: &PointSpec, probe: &Probe) -> Result<TrialResult, String> {
+    match &spec.sim {
+        None => run_real::<F>(spec, probe),
+        #[cfg(lwsim)]
+        Some(sim) => simulated::run::<F>(spec, sim),
+        #[cfg(not(lwsim))]
+        Some(_) => Err(format!(
+            "--engine sim needs the simulator backend; build it with: {}",
+            crate::engine::SIM_COMMAND
+        )),
+    }
+}
+
+fn run_real<F: LockFamily>(spec: &PointSpec, probe: &Probe) -> Result<TrialResult, String> {
     let threads = spec.threads;
     let procs = spec.procs.max(threads);
     let shared = Shared::<F>::new(spec.workload, procs, spec.layout);
     let sampler_on = !spec.sample_interval.is_zero();
     let gate = StartGate::new(threads + sampler_on as usize);
-    let proc_numbers: Vec<AtomicU32> = (0..threads).map(|_| AtomicU32::new(u32::MAX)).collect();
+    let proc_numbers: Vec<std::sync::atomic::AtomicU32> = (0..threads)
+        .map(|_| std::sync::atomic::AtomicU32::new(u32::MAX))
+        .collect();
 
     let start = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
@@ -204,7 +269,10 @@ fn run_trial_with<F: LockFamily>(spec: &PointSpec, probe: &Probe) -> Result<Tria
                         // Set-up may not unwind past the barrier: the others would wait forever.
                         let prep = std::panic::catch_unwind(|| {
                             // Register the wait record up front so the sampler knows this thread.
-                            proc_numbers[slot].store(Proc::current().number(), Ordering::Relaxed);
+                            proc_numbers[slot].store(
+                                Proc::current().number(),
+                                std::sync::atomic::Ordering::Relaxed,
+                            );
                             (
                                 Worker::new(slot, procs, spec.worker),
                                 ThreadCounters::open(probe),
@@ -227,7 +295,7 @@ fn run_trial_with<F: LockFamily>(spec: &PointSpec, probe: &Probe) -> Result<Tria
                 gate.wait();
                 let mine: HashSet<u32> = proc_numbers
                     .iter()
-                    .map(|p| p.load(Ordering::Relaxed))
+                    .map(|p| p.load(std::sync::atomic::Ordering::Relaxed))
                     .collect();
                 let mut counts: BTreeMap<String, u64> = BTreeMap::new();
                 let mut by_bits: BTreeMap<u32, u64> = BTreeMap::new();
@@ -352,7 +420,250 @@ fn run_trial_with<F: LockFamily>(spec: &PointSpec, probe: &Probe) -> Result<Tria
             }
             acc
         }),
+        sim: None,
     })
+}
+
+/// One trial on the simulated machine (see the module docs, "The simulated engine").
+#[cfg(lwsim)]
+mod simulated {
+    use super::*;
+    use lwlock::sync::lwsim;
+    use std::sync::{Arc, Mutex};
+
+    /// What the supervisor hands back from inside the simulation.
+    struct Inside {
+        result: TrialResult,
+        window: (lwsim::CoreCounters, lwsim::CoreCounters),
+    }
+
+    /// Virtual nanoseconds of the calling (simulated) thread.
+    fn now() -> u64 {
+        lwlock::sync::clock_nanos()
+    }
+
+    /// Sleeps until virtual time `until` (ns) or a little past it (the profile's timer slack).
+    fn sleep_until(until: u64) {
+        let t = now();
+        if t < until {
+            lwlock::sync::sleep_micros((until - t).div_ceil(1000));
+        }
+    }
+
+    fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+        p.downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default()
+    }
+
+    pub(super) fn run<F: LockFamily>(
+        spec: &PointSpec,
+        sim: &SimSetup,
+    ) -> Result<TrialResult, String> {
+        let out: Arc<Mutex<Option<Result<Inside, String>>>> = Arc::new(Mutex::new(None));
+        let (spec2, sim2, out2) = (spec.clone(), sim.clone(), out.clone());
+        let cfg = lwsim::SimConfig::new(sim.profile.clone(), sim.cores).seed(sim.seed);
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+            lwsim::run(cfg, move || {
+                let r = supervise::<F>(&spec2, &sim2);
+                *out2.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+            })
+        }));
+        let report = run.map_err(|p| {
+            format!(
+                "the simulation failed with lock {}: {}",
+                spec.lock.name(),
+                panic_message(&*p)
+            )
+        })?;
+        let inside = out
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .ok_or("the simulation ended without a result")??;
+        let mut result = inside.result;
+        result.sim = Some(SimTrial {
+            platform: sim.platform.clone(),
+            cores: sim.cores,
+            seed: sim.seed,
+            counters: crate::engine::SimCounters::window(&inside.window.0, &inside.window.1),
+            real: report.real,
+            events_per_sec: report.events_per_sec(),
+        });
+        Ok(result)
+    }
+
+    fn lock_counters<F: LockFamily>(shared: &Shared<F>) -> LockCounters {
+        shared
+            .proc_array
+            .counters()
+            .merge(shared.clog.counters())
+            .merge(shared.null.counters())
+            .merge(shared.buffer.content.counters())
+    }
+
+    /// The locks' counts in the window: the same interval as the operations they are compared
+    /// with (the largest group is the trial's).
+    fn window_counters(a: &LockCounters, b: &LockCounters) -> LockCounters {
+        let d = |x: Option<u64>, y: Option<u64>| match (x, y) {
+            (Some(x), Some(y)) => Some(y.saturating_sub(x)),
+            (_, y) => y,
+        };
+        let groups = d(a.groups, b.groups);
+        let grouped =
+            |c: &LockCounters| c.groups.unwrap_or(0) as f64 * c.mean_group_size.unwrap_or(0.0);
+        LockCounters {
+            blocks: d(a.blocks, b.blocks),
+            spin_delays: d(a.spin_delays, b.spin_delays),
+            excl_acquires: d(a.excl_acquires, b.excl_acquires),
+            groups,
+            mean_group_size: match groups {
+                Some(g) if g > 0 => Some((grouped(b) - grouped(a)) / g as f64),
+                _ => b.mean_group_size,
+            },
+            max_group_size: b.max_group_size,
+        }
+    }
+
+    /// The driver, as the simulation's supervisor.
+    fn supervise<F: LockFamily>(spec: &PointSpec, sim: &SimSetup) -> Result<Inside, String> {
+        let threads = spec.threads;
+        let procs = spec.procs.max(threads);
+        let shared = Arc::new(Shared::<F>::new(spec.workload, procs, spec.layout));
+        lwsim::watch("ProcArrayLock", &shared.proc_array as *const F::Lock<()>);
+        let gate = Arc::new(StartGate::new(threads));
+        let proc_numbers: Arc<Vec<AtomicU32>> =
+            Arc::new((0..threads).map(|_| AtomicU32::new(u32::MAX)).collect());
+        let handles: Vec<_> = (0..threads)
+            .map(|slot| {
+                let (shared, gate, numbers) = (shared.clone(), gate.clone(), proc_numbers.clone());
+                let (workload, cfg, seed) = (spec.workload, spec.worker, sim.seed);
+                lwlock::sync::thread::spawn(move || {
+                    numbers[slot].store(Proc::current().number(), Ordering::Relaxed);
+                    let mut w = Worker::with_seed(slot, procs, cfg, seed);
+                    gate.wait();
+                    workload::run_until_stopped(workload, &shared, &mut w);
+                    (w, now())
+                })
+            })
+            .collect();
+        // The workers join the machine here, check in and sleep at the gate.
+        lwsim::settle();
+        while !gate.all_ready() {
+            lwlock::sync::sleep_micros(10);
+        }
+        let mine: HashSet<u32> = proc_numbers
+            .iter()
+            .map(|p| p.load(Ordering::Relaxed))
+            .collect();
+        gate.release();
+        let progress = |shared: &Shared<F>| -> Vec<(u64, u64)> {
+            (0..threads)
+                .map(|i| {
+                    let p = &shared.progress[i];
+                    (
+                        p.ops.load(Ordering::Relaxed),
+                        p.txns.load(Ordering::Relaxed),
+                    )
+                })
+                .collect()
+        };
+        sleep_until(now() + sim.warmup.as_nanos() as u64);
+        let before = progress(&shared);
+        let l0 = lock_counters(&shared);
+        let c0 = lwsim::totals().unwrap_or_default();
+        let start = now();
+        let end = start + spec.duration.as_nanos() as u64;
+        let interval = spec.sample_interval.as_nanos() as u64;
+        let mut by_bits: BTreeMap<u32, u64> = BTreeMap::new();
+        let mut sampler = SamplerCost::default();
+        if interval == 0 {
+            sleep_until(end);
+        } else {
+            while now() < end {
+                let t0 = now();
+                for s in lwlock::sample_waits() {
+                    if mine.contains(&s.proc) {
+                        *by_bits.entry(s.event.to_bits()).or_default() += 1;
+                    }
+                }
+                sampler.passes += 1;
+                sampler.busy += Duration::from_nanos(now() - t0);
+                sleep_until((t0 + interval).min(end));
+            }
+        }
+        // The stop signal: the window's work and counters first, then the flag.
+        let stop_at = now();
+        let after = progress(&shared);
+        let c1 = lwsim::totals().unwrap_or_default();
+        let l1 = lock_counters(&shared);
+        shared.stop.store(true, Ordering::Relaxed);
+        let mut workers = Vec::with_capacity(threads);
+        let mut last = stop_at;
+        for h in handles {
+            let (w, t) = h
+                .join()
+                .map_err(|p| format!("a worker thread panicked: {}", panic_message(&*p)))?;
+            last = last.max(t);
+            workers.push(w);
+        }
+        workload::check(spec.workload, &shared, &workers)
+            .map_err(|e| format!("invariant violated with lock {}: {e}", spec.lock.name()))?;
+        let mut waits: BTreeMap<String, u64> = BTreeMap::new();
+        for (bits, n) in by_bits {
+            let e = lwlock::WaitEvent::from_bits(bits);
+            let key = if e.is_waiting() {
+                e.to_string()
+            } else {
+                RUNNING.to_string()
+            };
+            *waits.entry(key).or_default() += n;
+        }
+        let mut shared_wait = Histogram::new_from(&workers[0].shared_wait);
+        let mut excl_wait = Histogram::new_from(&workers[0].excl_wait);
+        let mut clog_wait = Histogram::new_from(&workers[0].clog_wait);
+        for w in &workers {
+            shared_wait.add(&w.shared_wait).map_err(|e| e.to_string())?;
+            excl_wait.add(&w.excl_wait).map_err(|e| e.to_string())?;
+            clog_wait.add(&w.clog_wait).map_err(|e| e.to_string())?;
+        }
+        let lock = window_counters(&l0, &l1);
+        let window: Vec<(u64, u64)> = after
+            .iter()
+            .zip(&before)
+            .map(|(a, b)| (a.0 - b.0, a.1 - b.1))
+            .collect();
+        let warm_ops: u64 = before.iter().map(|b| b.0).sum();
+        let result = TrialResult {
+            elapsed: Duration::from_nanos(stop_at - start),
+            requested: spec.duration,
+            tail: Duration::from_nanos(last - stop_at),
+            ops: window.iter().map(|w| w.0).sum(),
+            txns: window.iter().map(|w| w.1).sum(),
+            ops_total: workers.iter().map(|w| w.ops).sum::<u64>() - warm_ops,
+            per_thread: window.iter().map(|w| w.1).collect(),
+            shared_wait,
+            excl_wait,
+            clog_wait,
+            sampler,
+            spins_per_delay: lwlock::proc::shared_spins_per_delay(),
+            counters: CounterValues::default(),
+            lock,
+            waits,
+            snapshot_outcomes: workers.iter().fold([0; Outcome::COUNT], |mut acc, w| {
+                for (a, n) in acc.iter_mut().zip(w.snapshot_outcomes) {
+                    *a += n;
+                }
+                acc
+            }),
+            sim: None,
+        };
+        Ok(Inside {
+            result,
+            window: (c0, c1),
+        })
+    }
 }
 
 /// The median of `xs` (mean of the middle two for even lengths).
@@ -417,6 +728,7 @@ mod tests {
                 strategy: Strategy::Scan,
             },
             sample_interval: Duration::from_micros(500),
+            sim: None,
         };
         let r = run_trial(&spec, &probe).expect("trial");
         assert_eq!(r.per_thread.len(), 3);

@@ -12,8 +12,11 @@
 //! # Memory orderings
 //! The xid counter is Relaxed: an xid is published through the proc array or the CLOG, which
 //! have their own ordering. The buffer's pin count is Acquire/Release (see [`BufferDesc`]).
+//!
+//! The atomics are `lwlock::sync`'s, and the CLOG's plain bytes are charged with
+//! `lwlock::sync::touch`, so that a `--cfg lwsim` build simulates them (`--engine sim`).
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use lwlock::sync::{touch, AtomicU32, Ordering};
 
 /// `InvalidTransactionId`.
 pub const INVALID_XID: u32 = 0;
@@ -99,6 +102,8 @@ impl Clog {
         match self.holds[slot] {
             h if h == page => Some(slot),
             h if h == u64::MAX || h < page => {
+                // `ZeroCLOGPage`: the whole page is written (charged under lwsim).
+                touch(self.pages[slot].as_ptr(), CLOG_PAGE_BYTES, true);
                 self.pages[slot].fill(0);
                 self.holds[slot] = page;
                 Some(slot)
@@ -115,12 +120,14 @@ impl Clog {
     #[inline]
     pub fn set_status(&mut self, xid: u32, status: u8) {
         self.updates += 1;
+        touch(&self.updates, 8, true);
         let Some(slot) = self.take_slot(Self::page_of(xid)) else {
             return;
         };
         let page = &mut self.pages[slot];
         let off = xid % CLOG_XACTS_PER_PAGE;
         let byte = &mut page[(off / 4) as usize];
+        touch(byte as *const u8, 1, true);
         let shift = (off % 4) * 2;
         *byte = (*byte & !(0b11 << shift)) | ((status & 0b11) << shift);
     }

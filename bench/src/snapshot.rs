@@ -703,6 +703,9 @@ impl<P: ProcArrayLayout> ProcArrayState<P> {
                     // one reads it until we publish VALID (invariant 4).
                     let s = unsafe { &mut *s };
                     self.scan_into(None, s);
+                    // The shared slot is plain memory that other takers copy: charged under
+                    // lwsim (a no-op otherwise).
+                    lwlock::sync::touch(s.xip.as_ptr(), s.xip.len() * 4, true);
                     copy_excluding(s, own, out);
                 });
                 // Release: the slot's contents are visible to copiers that see VALID.
@@ -725,6 +728,7 @@ impl<P: ProcArrayLayout> ProcArrayState<P> {
 
 /// Copies a shared snapshot (built with every running xid) for a taker whose own xid is `own`.
 fn copy_excluding(shared: &Snapshot, own: u32, out: &mut Snapshot) {
+    lwlock::sync::touch(shared.xip.as_ptr(), shared.xip.len() * 4, false);
     out.xip.clear();
     out.xip
         .extend(shared.xip.iter().copied().filter(|x| *x != own));

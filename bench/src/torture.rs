@@ -25,6 +25,8 @@
 //!   default bound): `FlexLock::group` and the `read`/`write`/`try_read`/`try_write` guards.
 //! * `clog-group`: `ClogGroupLock` over the atomic lock (bound 2): `update` with a random key of
 //!   four, and the `read`/`write`/`try_write` guards.
+//! * `scalable-rwlock`: the drop-in `lwlock::ScalableRwLock<T>` (BRAVO reader bias): `read`,
+//!   `write`, `try_read`, `try_write`.
 //!
 //! Every worker draws its own random mix of those operations (a seeded PRNG, `--seed`), runs a
 //! random number of operations (at most `--max-thread-ops`), and exits; a supervisor spawns a
@@ -81,8 +83,13 @@ pub enum LockName {
     Classic,
     /// `RawAtomicLwLock` through the raw trait, with the variable operations.
     Atomic,
-    /// The drop-in `lwlock::RwLock<T>`.
+    /// `RawHandoffLwLock` (the atomic LWLock with bounded writer starvation) through the raw
+    /// trait.
+    AtomicHandoff,
+    /// The drop-in `lwlock::RwLock<T>` (task-fair).
     RwLock,
+    /// The drop-in `lwlock::BargingRwLock<T>` (PostgreSQL's policy).
+    BargingRwLock,
     /// The drop-in `lwlock::ClassicRwLock<T>`.
     ClassicRwLock,
     /// `FlexLock<RawAtomicLwLock, _>` with `Policy::Leader`.
@@ -95,20 +102,25 @@ pub enum LockName {
     FlexReleaserClassic,
     /// `ClogGroupLock<RawAtomicLwLock, _>`.
     ClogGroup,
+    /// The drop-in `lwlock::ScalableRwLock<T>` (BRAVO reader bias over the atomic lock).
+    ScalableRwLock,
 }
 
 impl LockName {
     /// Every lock, in the order of the summary.
-    pub const ALL: [LockName; 9] = [
+    pub const ALL: [LockName; 12] = [
         LockName::Classic,
         LockName::Atomic,
+        LockName::AtomicHandoff,
         LockName::RwLock,
+        LockName::BargingRwLock,
         LockName::ClassicRwLock,
         LockName::FlexLeader,
         LockName::FlexReleaser,
         LockName::FlexLeaderClassic,
         LockName::FlexReleaserClassic,
         LockName::ClogGroup,
+        LockName::ScalableRwLock,
     ];
 
     /// The command-line name.
@@ -116,13 +128,16 @@ impl LockName {
         match self {
             LockName::Classic => "classic",
             LockName::Atomic => "atomic",
+            LockName::AtomicHandoff => "atomic-handoff",
             LockName::RwLock => "rwlock",
+            LockName::BargingRwLock => "barging-rwlock",
             LockName::ClassicRwLock => "classic-rwlock",
             LockName::FlexLeader => "flex-leader",
             LockName::FlexReleaser => "flex-releaser",
             LockName::FlexLeaderClassic => "flex-leader-classic",
             LockName::FlexReleaserClassic => "flex-releaser-classic",
             LockName::ClogGroup => "clog-group",
+            LockName::ScalableRwLock => "scalable-rwlock",
         }
     }
 
@@ -131,13 +146,16 @@ impl LockName {
         match self {
             LockName::Classic => "torture-classic",
             LockName::Atomic => "torture-atomic",
+            LockName::AtomicHandoff => "torture-atomic-handoff",
             LockName::RwLock => "torture-rwlock",
+            LockName::BargingRwLock => "torture-barging-rwlock",
             LockName::ClassicRwLock => "torture-classic-rwlock",
             LockName::FlexLeader => "torture-flex-leader",
             LockName::FlexReleaser => "torture-flex-releaser",
             LockName::FlexLeaderClassic => "torture-flex-leader-classic",
             LockName::FlexReleaserClassic => "torture-flex-releaser-classic",
             LockName::ClogGroup => "torture-clog-group",
+            LockName::ScalableRwLock => "torture-scalable-rwlock",
         }
     }
 
@@ -1001,6 +1019,12 @@ impl TortureRaw for RawAtomicLwLock {
     }
 }
 
+impl TortureRaw for lwlock::RawHandoffLwLock {
+    fn as_var(&self) -> Option<&RawAtomicLwLock> {
+        None
+    }
+}
+
 impl TortureRaw for RawClassicLwLock {
     fn as_var(&self) -> Option<&RawAtomicLwLock> {
         None
@@ -1016,8 +1040,10 @@ const VAR_TAG_MASK: u64 = 0xffff << 48;
 struct RawTarget<L> {
     lock: L,
     words: [AtomicU64; WORDS],
-    /// The progress variable of the `*_var` operations; 0 when no holder set it.
-    var: AtomicU64,
+    /// The progress variable of the `*_var` operations; 0 when no holder set it (the shim's
+    /// atomic: the LWLock variable API takes `lwlock::sync`'s type, which is the simulator's in
+    /// a `--cfg lwsim` build).
+    var: lwlock::sync::AtomicU64,
     /// Sequence numbers handed out for `var` values.
     var_seq: AtomicU64,
     broken: Option<Broken>,
@@ -1030,7 +1056,7 @@ impl<L: TortureRaw> RawTarget<L> {
         RawTarget {
             lock: L::with_tranche(tranche),
             words: std::array::from_fn(|_| AtomicU64::new(0)),
-            var: AtomicU64::new(0),
+            var: lwlock::sync::AtomicU64::new(0),
             var_seq: AtomicU64::new(0),
             broken,
             x_releases: AtomicU64::new(0),
@@ -1480,14 +1506,27 @@ fn make_target(name: LockName, broken: Option<Broken>) -> (Box<dyn Target>, Stri
                 broken.map_or(String::new(), |b| format!(" (BROKEN: {})", b.name()))
             ),
         ),
+        LockName::AtomicHandoff => (
+            Box::new(RawTarget::<lwlock::RawHandoffLwLock>::new(tranche, None)),
+            "RawHandoffLwLock, raw trait".into(),
+        ),
         LockName::RwLock => (
+            Box::new(DropInTarget {
+                lock: lwlock::lock_api::RwLock::from_raw(
+                    lwlock::RawTaskFairLwLock::new_in(tranche),
+                    Plain::default(),
+                ),
+            }),
+            "lwlock::RwLock<T> guards".into(),
+        ),
+        LockName::BargingRwLock => (
             Box::new(DropInTarget {
                 lock: lwlock::lock_api::RwLock::from_raw(
                     RawAtomicLwLock::new_in(tranche),
                     Plain::default(),
                 ),
             }),
-            "lwlock::RwLock<T> guards".into(),
+            "lwlock::BargingRwLock<T> guards".into(),
         ),
         LockName::ClassicRwLock => (
             Box::new(DropInTarget {
@@ -1539,6 +1578,15 @@ fn make_target(name: LockName, broken: Option<Broken>) -> (Box<dyn Target>, Stri
                 ),
             }),
             format!("ClogGroupLock<atomic>, {KEYS} keys, group bound {SMALL_GROUP}"),
+        ),
+        LockName::ScalableRwLock => (
+            Box::new(DropInTarget {
+                lock: lwlock::lock_api::RwLock::from_raw(
+                    lwlock::RawReaderBiasLwLock::new_in(tranche),
+                    Plain::default(),
+                ),
+            }),
+            "lwlock::ScalableRwLock<T> guards (reader bias)".into(),
         ),
     }
 }
@@ -2098,7 +2146,11 @@ mod tests {
         assert_eq!(c.locks, LockName::ALL.to_vec());
         let per = c.threads_per_lock();
         assert_eq!(per.iter().sum::<usize>(), 20);
-        assert_eq!((per[0], per[8]), (3, 2));
+        // An even split, the first `20 % n` locks taking one more.
+        let n = LockName::ALL.len();
+        for (i, &k) in per.iter().enumerate() {
+            assert_eq!(k, 20 / n + usize::from(i < 20 % n), "lock {i} of {n}");
+        }
         let c = cfg(&["--locks", "atomic,classic,atomic", "--threads", "2"]);
         assert_eq!(c.locks, vec![LockName::Classic, LockName::Atomic]);
         assert_eq!(cfg(&["--seed", "42"]).seed, 42);

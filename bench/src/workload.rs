@@ -38,8 +38,9 @@ use hdrhistogram::Histogram;
 use lwlock::Tranche;
 use std::cell::Cell;
 use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::sync::Mutex;
+// The shim's atomics and mutex: std's in a normal build, the simulator's under `--cfg lwsim`, so
+// that `--engine sim` runs this same workload code on a simulated machine.
+use lwlock::sync::{touch, AtomicBool, AtomicU32, AtomicU64, Mutex, Ordering};
 
 /// One critical section in this many (on average, randomly spaced) runs the section checks.
 pub const CHECK_EVERY: u32 = 16;
@@ -108,7 +109,7 @@ impl SectionCheck {
         let v = self.words[0].load(Ordering::SeqCst).wrapping_add(1);
         for x in &self.words {
             x.store(v, Ordering::SeqCst);
-            std::hint::spin_loop();
+            lwlock::sync::spin_loop();
         }
         let r = f();
         if self.readers.load(Ordering::SeqCst) != 0 {
@@ -342,10 +343,21 @@ fn histogram() -> Histogram<u64> {
 impl Worker {
     /// A worker for proc-array slot `slot`.
     pub fn new(slot: usize, procs: usize, cfg: WorkerConfig) -> Self {
+        Worker::with_seed(slot, procs, cfg, 0)
+    }
+
+    /// The same, its random choices (timing and check spacing, `--write-pct` draws) also mixed
+    /// with `seed` (seed 0 gives [`Worker::new`]'s): simulated trials use a seed each, so that
+    /// they differ as real trials do.
+    pub fn with_seed(slot: usize, procs: usize, cfg: WorkerConfig, seed: u64) -> Self {
+        let mixed = seed.wrapping_mul(0xA24B_AED4_963E_E407).rotate_left(17);
         Worker {
             slot,
             cfg,
-            rng: 0x2545_F491_4F6C_DD1D ^ (slot as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            rng: (0x2545_F491_4F6C_DD1D
+                ^ (slot as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                ^ mixed)
+                .max(1),
             countdown: 1 + (slot as u32 % cfg.time_every.max(1)),
             check_countdown: 1 + (slot as u32 % CHECK_EVERY),
             cache: SnapshotCache::with_capacity(procs),
@@ -408,9 +420,14 @@ impl Worker {
         }
     }
 
-    /// Busy work outside any lock: `--work` xorshift steps.
+    /// Busy work outside any lock: `--work` xorshift steps (charged as 1 ns each on the
+    /// simulator, which times memory operations only).
     #[inline]
     fn work(&mut self) {
+        #[cfg(lwsim)]
+        if self.cfg.work > 0 {
+            lwlock::sync::lwsim::compute(self.cfg.work as u64);
+        }
         for _ in 0..self.cfg.work {
             let r = self.rand();
             self.sink = self.sink.wrapping_add(black_box(r));
@@ -563,6 +580,7 @@ fn read_buffer<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
     let slot = w.slot;
     let (waited, v) = shared_checked(&s.buffer.content, &s.buffer_check, checked, |p| {
         let waited = ns_since(t0);
+        touch(p as *const Page, std::mem::size_of::<Page>(), false);
         (waited, p.flags as u64 + p.tuples[slot % 8])
     });
     w.sink = w.sink.wrapping_add(v);
@@ -587,6 +605,7 @@ fn transaction<F: LockFamily>(workload: Workload, s: &Shared<F>, w: &mut Worker)
             let (lock, check) = (&s.null, &*s.null_check);
             let waited = s.null.exclusive(|n| {
                 let waited = ns_since(t0);
+                touch(n as *const u64, 8, true);
                 if checked {
                     check.exclusive(lock.held(), || *n += 1);
                 } else {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 /// Runs `bench` with `args`, killing it (and failing) after two minutes.
 fn bench(args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bench"));
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lwbench"));
     cmd.args(args);
     run_watched(cmd, args)
 }
@@ -654,7 +654,7 @@ fn partial_perf_counters_are_left_empty_not_summed() {
     let mut cmd = Command::new("sh");
     cmd.arg("-c")
         .arg("ulimit -n 40 && exec \"$0\" \"$@\"")
-        .arg(env!("CARGO_BIN_EXE_bench"))
+        .arg(env!("CARGO_BIN_EXE_lwbench"))
         .args(args);
     let o = run_watched(cmd, &args);
     let err = String::from_utf8_lossy(&o.stderr);

@@ -79,16 +79,19 @@ fn lock_row(stdout: &str, lock: &str) -> (u64, u64, u64) {
     )
 }
 
-const LOCKS: [&str; 9] = [
+const LOCKS: [&str; 12] = [
     "classic",
     "atomic",
+    "atomic-handoff",
     "rwlock",
+    "barging-rwlock",
     "classic-rwlock",
     "flex-leader",
     "flex-releaser",
     "flex-leader-classic",
     "flex-releaser-classic",
     "clog-group",
+    "scalable-rwlock",
 ];
 
 #[test]
@@ -97,7 +100,7 @@ fn a_clean_run_passes_and_exercises_every_lock() {
         "--duration",
         "2500ms",
         "--threads",
-        "27",
+        "36",
         "--max-thread-ops",
         "300",
         "--panic-pct",
@@ -238,7 +241,7 @@ fn bad_arguments_exit_2_naming_the_argument() {
     expect_usage_error(&["--stall-timeout", "5 fortnights"], &["--stall-timeout"]);
     expect_usage_error(&["--threads", "0"], &["--threads"]);
     // Fewer threads than locks.
-    expect_usage_error(&["--threads", "3"], &["--threads", "9 locks"]);
+    expect_usage_error(&["--threads", "3"], &["--threads", "12 locks"]);
     expect_usage_error(
         &["--locks", "atomic,spinny"],
         &["--locks", "spinny", "flex-releaser-classic", "clog-group"],

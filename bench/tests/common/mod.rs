@@ -7,7 +7,7 @@ use std::time::Duration;
 
 /// Runs `bench` with `args`, killing it (and failing) after two minutes.
 pub fn bench(args: &[&str]) -> Output {
-    let child = Command::new(env!("CARGO_BIN_EXE_bench"))
+    let child = Command::new(env!("CARGO_BIN_EXE_lwbench"))
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

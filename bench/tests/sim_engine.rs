@@ -1,0 +1,236 @@
+//! `--engine sim` (a `--cfg lwsim` build; `ci/sim.sh` runs these): the same simulated point
+//! twice gives identical rows, the acceptance sweep of the simulated engine writes every file
+//! with the simulator's columns filled, bad input exits 2 naming the argument, and the costs a
+//! deterministic model can promise hold.
+#![cfg(lwsim)]
+
+mod common;
+use common::bench;
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+fn out_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("lwbench-sim-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// The rows of a CSV file as header → value maps.
+fn rows(path: &std::path::Path) -> Vec<HashMap<String, String>> {
+    let mut r = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    r.records()
+        .map(|rec| {
+            header
+                .iter()
+                .cloned()
+                .zip(rec.unwrap().iter().map(String::from))
+                .collect()
+        })
+        .collect()
+}
+
+fn run_ok(args: &[&str]) {
+    let o = bench(args);
+    assert!(
+        o.status.success(),
+        "{args:?}: {}\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn the_same_point_twice_gives_identical_rows_and_trials_differ() {
+    let (a, b) = (out_dir("det-a"), out_dir("det-b"));
+    for d in [&a, &b] {
+        run_ok(&[
+            "--engine",
+            "sim",
+            "--workload",
+            "end-xact,snapshot",
+            "--locks",
+            "atomic,flex-leader",
+            "--threads",
+            "8,80",
+            "--trials",
+            "2",
+            "--duration",
+            "200us",
+            "--seed",
+            "7",
+            "--out",
+            d.to_str().unwrap(),
+        ]);
+    }
+    for f in ["results.csv", "waits.csv", "points.csv"] {
+        let (x, y) = (
+            std::fs::read_to_string(a.join(f)).unwrap(),
+            std::fs::read_to_string(b.join(f)).unwrap(),
+        );
+        assert_eq!(x, y, "{f} differs between two runs of the same command");
+    }
+    // Trials run with different seeds: some point's two trials differ.
+    let r = rows(&a.join("results.csv"));
+    let differ = r.chunks(2).any(|t| t[0]["ops"] != t[1]["ops"]);
+    assert!(
+        differ,
+        "every point's trials were identical: the seeds are not per trial"
+    );
+    assert!(r
+        .iter()
+        .all(|x| x["sim_seed"] != r[0]["sim_seed"] || x["trial"] == r[0]["trial"]));
+}
+
+#[test]
+fn the_acceptance_sweep_writes_every_file_with_the_sim_columns() {
+    let d = out_dir("acceptance");
+    run_ok(&[
+        "--engine",
+        "sim",
+        "--platform",
+        "xeon-2s-broadwell",
+        "--workload",
+        "end-xact,snapshot,clog",
+        "--locks",
+        "atomic,flex-leader,clog-group",
+        "--threads",
+        "1,16,64,192",
+        "--trials",
+        "3",
+        "--duration",
+        "300us",
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    for f in [
+        "results.csv",
+        "points.csv",
+        "waits.csv",
+        "meta.json",
+        "summary.md",
+        "end-xact.svg",
+        "snapshot.svg",
+        "clog.svg",
+    ] {
+        assert!(d.join(f).exists(), "{f} missing");
+    }
+    let r = rows(&d.join("results.csv"));
+    // 2 locks × 2 workloads + 3 locks × clog, 4 thread counts, 3 trials.
+    assert_eq!(r.len(), (2 * 2 + 3) * 4 * 3);
+    for row in &r {
+        assert_eq!(row["engine"], "sim");
+        assert_eq!(row["platform"], "xeon-2s-broadwell");
+        assert_eq!(row["cores"], "72");
+        assert_eq!(row["cache_misses"], "", "the PMU column stays the PMU's");
+        for c in [
+            "sim_seed",
+            "sim_mem_ops_per_op",
+            "sim_transfers_per_op",
+            "sim_load_modified_per_op",
+            "sim_rfo_per_op",
+            "sim_line_wait_ns_per_op",
+            "sim_futex_sleeps",
+            "sim_futex_wakes",
+            "sim_preemptions",
+        ] {
+            assert!(!row[c].is_empty(), "{c} empty in {row:?}");
+        }
+        // Every trial did work; up to 64 clients some of it inside the window (at 192 clients
+        // on 72 cores the atomic LWLock's CLOG commits can collapse to none in 300 µs).
+        assert!(row["ops_total"].parse::<u64>().unwrap() > 0, "{row:?}");
+        if row["threads"].parse::<u32>().unwrap() <= 64 {
+            assert!(row["txn_per_sec"].parse::<f64>().unwrap() > 0.0, "{row:?}");
+        }
+    }
+    // Contention shows in the simulator's counters: lines move between cores at 64 clients.
+    assert!(r
+        .iter()
+        .filter(|x| x["threads"] == "64")
+        .all(|x| x["sim_transfers_per_op"].parse::<f64>().unwrap() > 0.1));
+    let p = rows(&d.join("points.csv"));
+    assert!(p
+        .iter()
+        .all(|x| x["engine"] == "sim" && !x["sim_transfers_per_op"].is_empty()));
+    let w = rows(&d.join("waits.csv"));
+    assert!(w.iter().all(|x| x["engine"] == "sim"));
+    assert!(
+        w.iter().any(|x| x["wait_event"] == "ProcArray"),
+        "the sampler saw ProcArrayLock waits in virtual time"
+    );
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("meta.json")).unwrap()).unwrap();
+    assert_eq!(meta["engine"], "sim");
+    assert_eq!(meta["sim"]["cores"], 72);
+    let summary = std::fs::read_to_string(d.join("summary.md")).unwrap();
+    assert!(summary.contains("**Engine: sim.**"), "{summary}");
+    assert!(summary.contains("**Simulated costs**"), "{summary}");
+}
+
+/// Deterministic costs of the group locks on a simulated 64-core machine (`stats` build: the
+/// exclusive acquisitions are counted). The flex-leader FlexLock serves end-xact commits with
+/// fewer exclusive acquisitions than commits once clients queue.
+#[test]
+fn flex_leader_serves_commits_with_fewer_exclusive_acquisitions() {
+    if !cfg!(feature = "stats") {
+        eprintln!("skipped: needs --features stats (exclusive acquisitions are counted there)");
+        return;
+    }
+    let d = out_dir("costs");
+    run_ok(&[
+        "--engine",
+        "sim",
+        "--cores",
+        "64",
+        "--workload",
+        "end-xact",
+        "--locks",
+        "flex-leader",
+        "--threads",
+        "64,128",
+        "--trials",
+        "1",
+        "--duration",
+        "500us",
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    for row in rows(&d.join("results.csv")) {
+        let (x, ops): (u64, u64) = (
+            row["excl_acquires"].parse().unwrap(),
+            row["ops"].parse().unwrap(),
+        );
+        assert!(
+            x < ops,
+            "flex-leader at {} clients: {x} exclusive acquisitions for {ops} commits",
+            row["threads"]
+        );
+    }
+}
+
+#[test]
+fn bad_input_exits_2_naming_the_argument() {
+    let bad_file = std::env::temp_dir().join(format!("lwbench-bad-{}.json", std::process::id()));
+    std::fs::write(&bad_file, "{\"name\": ").unwrap();
+    for (args, names) in [
+        (vec!["--platform", "no-such-machine"], "--platform"),
+        (vec!["--platform", bad_file.to_str().unwrap()], "--platform"),
+        (vec!["--cores", "0"], "--cores"),
+        (vec!["--cores", "100000"], "--cores"),
+        (vec!["--locks", "parking-lot"], "--locks"),
+        (vec!["--locks", "atomic,std"], "--locks"),
+        (vec!["--seed", "x"], "--seed"),
+    ] {
+        let mut a = vec!["--engine", "sim", "--out", "/nonexistent-never-written"];
+        a.extend(args.iter());
+        let o = bench(&a);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{a:?}: {err}");
+        assert!(err.contains(names), "{a:?}: {err}");
+    }
+    // This build is the simulator's: the real engine is refused, saying why.
+    let o = bench(&["--engine", "real"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--engine"));
+    let _ = std::fs::remove_file(bad_file);
+}
