@@ -86,6 +86,42 @@ pub type ClassicRwLock<T> = lock_api::RwLock<RawClassicLwLock, T>;
 pub type ClassicRwLockReadGuard<'a, T> = lock_api::RwLockReadGuard<'a, RawClassicLwLock, T>;
 /// Exclusive guard of [`ClassicRwLock`].
 pub type ClassicRwLockWriteGuard<'a, T> = lock_api::RwLockWriteGuard<'a, RawClassicLwLock, T>;
+/// A mapped shared guard of [`ClassicRwLock`].
+pub type MappedClassicRwLockReadGuard<'a, T> =
+    lock_api::MappedRwLockReadGuard<'a, RawClassicLwLock, T>;
+/// A mapped exclusive guard of [`ClassicRwLock`].
+pub type MappedClassicRwLockWriteGuard<'a, T> =
+    lock_api::MappedRwLockWriteGuard<'a, RawClassicLwLock, T>;
+/// A mapped shared guard of [`HandoffRwLock`].
+pub type MappedHandoffRwLockReadGuard<'a, T> =
+    lock_api::MappedRwLockReadGuard<'a, RawHandoffLwLock, T>;
+/// A mapped exclusive guard of [`HandoffRwLock`].
+pub type MappedHandoffRwLockWriteGuard<'a, T> =
+    lock_api::MappedRwLockWriteGuard<'a, RawHandoffLwLock, T>;
+
+/// Guards that own an `Arc` of the lock (`RwLock::read_arc`, `write_arc`,
+/// `upgradable_read_arc`; feature `arc_lock`, as in parking_lot).
+#[cfg(all(not(loom), feature = "arc_lock"))]
+pub type ArcRwLockReadGuard<T> = lock_api::ArcRwLockReadGuard<RawTaskFairLwLock, T>;
+/// An exclusive guard that owns an `Arc` of the [`RwLock`] (feature `arc_lock`).
+#[cfg(all(not(loom), feature = "arc_lock"))]
+pub type ArcRwLockWriteGuard<T> = lock_api::ArcRwLockWriteGuard<RawTaskFairLwLock, T>;
+/// An upgradable guard that owns an `Arc` of the [`RwLock`] (feature `arc_lock`).
+#[cfg(all(not(loom), feature = "arc_lock"))]
+pub type ArcRwLockUpgradableReadGuard<T> =
+    lock_api::ArcRwLockUpgradableReadGuard<RawTaskFairLwLock, T>;
+/// A shared guard that owns an `Arc` of the [`BargingRwLock`] (feature `arc_lock`).
+#[cfg(all(not(loom), feature = "arc_lock"))]
+pub type ArcBargingRwLockReadGuard<T> = lock_api::ArcRwLockReadGuard<RawAtomicLwLock, T>;
+/// An exclusive guard that owns an `Arc` of the [`BargingRwLock`] (feature `arc_lock`).
+#[cfg(all(not(loom), feature = "arc_lock"))]
+pub type ArcBargingRwLockWriteGuard<T> = lock_api::ArcRwLockWriteGuard<RawAtomicLwLock, T>;
+/// A shared guard that owns an `Arc` of the [`ClassicRwLock`] (feature `arc_lock`).
+#[cfg(all(not(loom), feature = "arc_lock"))]
+pub type ArcClassicRwLockReadGuard<T> = lock_api::ArcRwLockReadGuard<RawClassicLwLock, T>;
+/// An exclusive guard that owns an `Arc` of the [`ClassicRwLock`] (feature `arc_lock`).
+#[cfg(all(not(loom), feature = "arc_lock"))]
+pub type ArcClassicRwLockWriteGuard<T> = lock_api::ArcRwLockWriteGuard<RawClassicLwLock, T>;
 
 #[cfg(test)]
 mod tests {
@@ -119,6 +155,10 @@ mod tests {
         fn is_send<T: Send>(_: &T) {}
         is_send(&m);
         drop(m);
+        let c = ClassicRwLock::new([1u8, 2]);
+        let r: MappedClassicRwLockReadGuard<'_, u8> =
+            ClassicRwLockReadGuard::map(c.read(), |v| &v[1]);
+        assert_eq!(*r, 2);
         let r = RwLockReadGuard::map(l.read(), |v| &v.0);
         assert_eq!(*r, 1);
     }
