@@ -59,7 +59,10 @@
 
 use crate::cli::parse_duration;
 use clap::{CommandFactory, Parser};
-use flexlock::{ClogGroupLock, FlexConfig, FlexLock, Policy, DEFAULT_MAX_GROUP};
+use flexlock::{
+    ClogGroupLock, FlexConfig, FlexLock, FlexReadGuard, FlexWriteGuard, HolderServesLock, Policy,
+    DEFAULT_MAX_GROUP,
+};
 use lwlock::{
     AcquireOrWait, Mode, Proc, RawAtomicLwLock, RawClassicLwLock, RawLwLock, RawLwLockVar, Tranche,
     VarWait, WaitEvent,
@@ -96,6 +99,8 @@ pub enum LockName {
     FlexLeader,
     /// `FlexLock<RawAtomicLwLock, _>` with `Policy::LastReleaser`.
     FlexReleaser,
+    /// `HolderServesLock<RawAtomicLwLock, _>` (the fast last-releaser variant).
+    FlexHolder,
     /// `FlexLock<RawClassicLwLock, _>` with `Policy::Leader`.
     FlexLeaderClassic,
     /// `FlexLock<RawClassicLwLock, _>` with `Policy::LastReleaser`.
@@ -108,7 +113,7 @@ pub enum LockName {
 
 impl LockName {
     /// Every lock, in the order of the summary.
-    pub const ALL: [LockName; 12] = [
+    pub const ALL: [LockName; 13] = [
         LockName::Classic,
         LockName::Atomic,
         LockName::AtomicHandoff,
@@ -117,6 +122,7 @@ impl LockName {
         LockName::ClassicRwLock,
         LockName::FlexLeader,
         LockName::FlexReleaser,
+        LockName::FlexHolder,
         LockName::FlexLeaderClassic,
         LockName::FlexReleaserClassic,
         LockName::ClogGroup,
@@ -134,6 +140,7 @@ impl LockName {
             LockName::ClassicRwLock => "classic-rwlock",
             LockName::FlexLeader => "flex-leader",
             LockName::FlexReleaser => "flex-releaser",
+            LockName::FlexHolder => "flex-holder",
             LockName::FlexLeaderClassic => "flex-leader-classic",
             LockName::FlexReleaserClassic => "flex-releaser-classic",
             LockName::ClogGroup => "clog-group",
@@ -152,6 +159,7 @@ impl LockName {
             LockName::ClassicRwLock => "torture-classic-rwlock",
             LockName::FlexLeader => "torture-flex-leader",
             LockName::FlexReleaser => "torture-flex-releaser",
+            LockName::FlexHolder => "torture-flex-holder",
             LockName::FlexLeaderClassic => "torture-flex-leader-classic",
             LockName::FlexReleaserClassic => "torture-flex-releaser-classic",
             LockName::ClogGroup => "torture-clog-group",
@@ -1353,9 +1361,60 @@ impl<R: lwlock::lock_api::RawRwLock + Send + Sync> Target for DropInTarget<R> {
     }
 }
 
-/// `FlexLock` over a raw lock, either policy.
-struct FlexTarget<L: RawLwLock> {
-    lock: FlexLock<L, Plain>,
+/// The group-lock API `FlexLock` and `HolderServesLock` share (one torture target for both).
+trait GroupLockApi<L: RawLwLock>: Send + Sync {
+    fn read(&self) -> FlexReadGuard<'_, L, Plain>;
+    fn try_read(&self) -> Option<FlexReadGuard<'_, L, Plain>>;
+    fn write(&self) -> FlexWriteGuard<'_, L, Plain>;
+    fn try_write(&self) -> Option<FlexWriteGuard<'_, L, Plain>>;
+    fn group<R: Send, F: FnOnce(&mut Plain) -> R + Send>(&self, op: F) -> R;
+    fn raw(&self) -> &L;
+    fn group_head(&self) -> Option<u32>;
+}
+
+macro_rules! group_lock_api {
+    ($ty:ident) => {
+        impl<L: RawLwLock> GroupLockApi<L> for $ty<L, Plain> {
+            fn read(&self) -> FlexReadGuard<'_, L, Plain> {
+                $ty::read(self)
+            }
+            fn try_read(&self) -> Option<FlexReadGuard<'_, L, Plain>> {
+                $ty::try_read(self)
+            }
+            fn write(&self) -> FlexWriteGuard<'_, L, Plain> {
+                $ty::write(self)
+            }
+            fn try_write(&self) -> Option<FlexWriteGuard<'_, L, Plain>> {
+                $ty::try_write(self)
+            }
+            fn group<R: Send, F: FnOnce(&mut Plain) -> R + Send>(&self, op: F) -> R {
+                $ty::group(self, op)
+            }
+            fn raw(&self) -> &L {
+                $ty::raw(self)
+            }
+            fn group_head(&self) -> Option<u32> {
+                $ty::group_head(self)
+            }
+        }
+    };
+}
+group_lock_api!(FlexLock);
+group_lock_api!(HolderServesLock);
+
+/// `FlexLock` over a raw lock, either policy (or `HolderServesLock`).
+struct FlexTarget<L: RawLwLock, G: GroupLockApi<L> = FlexLock<L, Plain>> {
+    lock: G,
+    _raw: std::marker::PhantomData<fn() -> L>,
+}
+
+impl<L: RawLwLock, G: GroupLockApi<L>> FlexTarget<L, G> {
+    fn new(lock: G) -> Self {
+        FlexTarget {
+            lock,
+            _raw: std::marker::PhantomData,
+        }
+    }
 }
 
 /// `ClogGroupLock` over the atomic lock.
@@ -1378,7 +1437,7 @@ fn guard_write(c: &LockCtx, w: &mut Worker<'_>, raw: &impl RawLwLock, g: &mut Pl
     c.exit_exclusive();
 }
 
-impl<L: RawLwLock + 'static> Target for FlexTarget<L> {
+impl<L: RawLwLock + 'static, G: GroupLockApi<L>> Target for FlexTarget<L, G> {
     fn kinds(&self) -> Vec<Kind> {
         vec![
             Kind::Group,
@@ -1538,36 +1597,37 @@ fn make_target(name: LockName, broken: Option<Broken>) -> (Box<dyn Target>, Stri
             "lwlock::ClassicRwLock<T> guards".into(),
         ),
         LockName::FlexLeader => (
-            Box::new(FlexTarget::<RawAtomicLwLock> {
-                lock: FlexLock::with_config(Plain::default(), flex(Policy::Leader, SMALL_GROUP)),
-            }),
+            Box::new(FlexTarget::<RawAtomicLwLock>::new(FlexLock::with_config(
+                Plain::default(),
+                flex(Policy::Leader, SMALL_GROUP),
+            ))),
             format!("FlexLock<atomic> Leader, group bound {SMALL_GROUP}"),
         ),
         LockName::FlexReleaser => (
-            Box::new(FlexTarget::<RawAtomicLwLock> {
-                lock: FlexLock::with_config(
-                    Plain::default(),
-                    flex(Policy::LastReleaser, SMALL_GROUP),
-                ),
-            }),
+            Box::new(FlexTarget::<RawAtomicLwLock>::new(FlexLock::with_config(
+                Plain::default(),
+                flex(Policy::LastReleaser, SMALL_GROUP),
+            ))),
             format!("FlexLock<atomic> LastReleaser, group bound {SMALL_GROUP}"),
         ),
+        LockName::FlexHolder => (
+            Box::new(FlexTarget::<RawAtomicLwLock, _>::new(
+                HolderServesLock::with_bound(Plain::default(), SMALL_GROUP, tranche),
+            )),
+            format!("HolderServesLock<atomic>, group bound {SMALL_GROUP}"),
+        ),
         LockName::FlexLeaderClassic => (
-            Box::new(FlexTarget::<RawClassicLwLock> {
-                lock: FlexLock::with_config(
-                    Plain::default(),
-                    flex(Policy::Leader, DEFAULT_MAX_GROUP),
-                ),
-            }),
+            Box::new(FlexTarget::<RawClassicLwLock>::new(FlexLock::with_config(
+                Plain::default(),
+                flex(Policy::Leader, DEFAULT_MAX_GROUP),
+            ))),
             format!("FlexLock<classic> Leader, group bound {DEFAULT_MAX_GROUP}"),
         ),
         LockName::FlexReleaserClassic => (
-            Box::new(FlexTarget::<RawClassicLwLock> {
-                lock: FlexLock::with_config(
-                    Plain::default(),
-                    flex(Policy::LastReleaser, DEFAULT_MAX_GROUP),
-                ),
-            }),
+            Box::new(FlexTarget::<RawClassicLwLock>::new(FlexLock::with_config(
+                Plain::default(),
+                flex(Policy::LastReleaser, DEFAULT_MAX_GROUP),
+            ))),
             format!("FlexLock<classic> LastReleaser, group bound {DEFAULT_MAX_GROUP}"),
         ),
         LockName::ClogGroup => (

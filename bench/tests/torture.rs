@@ -79,7 +79,7 @@ fn lock_row(stdout: &str, lock: &str) -> (u64, u64, u64) {
     )
 }
 
-const LOCKS: [&str; 12] = [
+const LOCKS: [&str; 13] = [
     "classic",
     "atomic",
     "atomic-handoff",
@@ -88,6 +88,7 @@ const LOCKS: [&str; 12] = [
     "classic-rwlock",
     "flex-leader",
     "flex-releaser",
+    "flex-holder",
     "flex-leader-classic",
     "flex-releaser-classic",
     "clog-group",
@@ -100,7 +101,7 @@ fn a_clean_run_passes_and_exercises_every_lock() {
         "--duration",
         "2500ms",
         "--threads",
-        "36",
+        "39",
         "--max-thread-ops",
         "300",
         "--panic-pct",
@@ -241,7 +242,7 @@ fn bad_arguments_exit_2_naming_the_argument() {
     expect_usage_error(&["--stall-timeout", "5 fortnights"], &["--stall-timeout"]);
     expect_usage_error(&["--threads", "0"], &["--threads"]);
     // Fewer threads than locks.
-    expect_usage_error(&["--threads", "3"], &["--threads", "12 locks"]);
+    expect_usage_error(&["--threads", "3"], &["--threads", "13 locks"]);
     expect_usage_error(
         &["--locks", "atomic,spinny"],
         &["--locks", "spinny", "flex-releaser-classic", "clog-group"],
