@@ -293,6 +293,37 @@ models::loom_model! {
     flex_leader_repush3, threads: 3, bound: Some(2), || with_spins(1, repush3)
 }
 
+/// Last-releaser policy, the drain's own handshake: the main thread holds the lock exclusively
+/// while submitter 0 queues, so its release drains (`release_exclusive_drain`): it loads the
+/// head, detaches and serves operation 0, releases, and then owes the queue the releaser half
+/// of the handshake (SeqCst fence, load of the head). Submitter 1 starts once the drainer has
+/// detached (the head is empty again), so its push lands after the drainer's in-hold check of
+/// the queue, and possibly before the drainer's release: then its own re-check fails (the
+/// drainer holds) and only the drainer's post-release load of the head can find it. Members
+/// spin once, so a stranded submitter sleeps and the model reports a deadlock.
+fn drainer_and_late_submitter() {
+    let lock = Arc::new(Flex::new(Data::default(), Policy::LastReleaser));
+    let g = lock.write();
+    let l0 = lock.clone();
+    let a = thread::spawn(move || submit(&l0, 0));
+    await_model(|| lock.group_head().is_some());
+    let l1 = lock.clone();
+    let b = thread::spawn(move || {
+        // Operation 0's record leaves the queue only by the drain's detach.
+        await_model(|| l1.group_head().is_none());
+        submit(&l1, 1);
+    });
+    drop(g);
+    a.join().unwrap();
+    b.join().unwrap();
+    finish(&lock, 2, 0);
+}
+
+models::loom_model! {
+    /// Last-releaser policy, a push between an exclusive drainer's detach and its release: the drainer's post-release fence and re-check find it, nothing is stranded.
+    flex_last_releaser_drain3, threads: 3, bound: Some(3), || with_spins(1, drainer_and_late_submitter)
+}
+
 // ---- fault models ------------------------------------------------------------------------
 
 /// The fault models' lock: the atomic LWLock (the smaller state of the two) behind a wrapper that
