@@ -37,6 +37,12 @@ fn from_group_stats(s: Option<GroupStats>, raw: Option<lwlock::LockStats>) -> Lo
     }
 }
 
+/// `BenchLock::held` of a group lock: the state of the lock it wraps.
+#[inline]
+fn held_of(raw: &impl lwlock::RawLwLock) -> Option<(bool, bool)> {
+    Some((raw.is_locked(), raw.is_locked_exclusive()))
+}
+
 /// `FlexLock` with a fixed policy.
 #[derive(Debug)]
 pub struct FlexLocked<T, const LEADER: bool>(FlexLock<RawAtomicLwLock, T>);
@@ -74,8 +80,7 @@ impl<T: Send + Sync, const LEADER: bool> BenchLock<T> for FlexLocked<T, LEADER> 
     }
     #[inline]
     fn held(&self) -> Option<(bool, bool)> {
-        let raw = self.0.raw();
-        Some((raw.is_locked(), raw.is_locked_exclusive()))
+        held_of(self.0.raw())
     }
 }
 
@@ -111,8 +116,7 @@ impl<T: Send + Sync> BenchLock<T> for ClogGroupLocked<T> {
     }
     #[inline]
     fn held(&self) -> Option<(bool, bool)> {
-        let raw = self.0.raw();
-        Some((raw.is_locked(), raw.is_locked_exclusive()))
+        held_of(self.0.raw())
     }
 }
 
@@ -159,8 +163,7 @@ impl<T: Send + Sync> BenchLock<T> for FlexHolderLocked<T> {
     }
     #[inline]
     fn held(&self) -> Option<(bool, bool)> {
-        let raw = self.0.raw();
-        Some((raw.is_locked(), raw.is_locked_exclusive()))
+        held_of(self.0.raw())
     }
 }
 
