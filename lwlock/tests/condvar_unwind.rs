@@ -1,0 +1,44 @@
+//! A panic in a `Condvar::wait_while` condition: it runs with the mutex held and the waiter not
+//! registered, so the panic unwinds through the guard (which releases the mutex) and leaves
+//! neither the mutex held nor a waiter counted. The mutex and the condition variable stay usable.
+
+#![cfg(not(loom))]
+
+use lwlock::{Condvar, Mutex};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+use std::time::Duration;
+
+#[test]
+fn a_panicking_condition_leaves_mutex_and_condvar_usable() {
+    let pair = Arc::new((Mutex::new(0u32), Condvar::new()));
+    let notifier = {
+        let pair = pair.clone();
+        std::thread::spawn(move || {
+            // Wake the waiter once it sleeps: it is counted as waiting until it wakes.
+            while !pair.1.notify_one() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        })
+    };
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        let mut g = pair.0.lock();
+        let mut calls = 0;
+        pair.1.wait_while(&mut g, |_| {
+            calls += 1;
+            // First check: keep waiting; the check after the wakeup panics.
+            assert!(calls < 2, "condition panicked on purpose");
+            true
+        });
+    }));
+    notifier.join().unwrap();
+    assert!(r.is_err(), "the condition's panic reached the caller");
+    assert!(!pair.0.is_locked(), "the unwinding guard released the mutex");
+    assert!(!pair.1.notify_one(), "no waiter is left counted");
+    // Both still work.
+    *pair.0.lock() += 1;
+    let mut g = pair.0.lock();
+    let res = pair.1.wait_for(&mut g, Duration::from_millis(1));
+    assert!(res.timed_out());
+    assert_eq!(*g, 1);
+}
