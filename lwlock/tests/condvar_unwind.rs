@@ -33,7 +33,10 @@ fn a_panicking_condition_leaves_mutex_and_condvar_usable() {
     }));
     notifier.join().unwrap();
     assert!(r.is_err(), "the condition's panic reached the caller");
-    assert!(!pair.0.is_locked(), "the unwinding guard released the mutex");
+    assert!(
+        !pair.0.is_locked(),
+        "the unwinding guard released the mutex"
+    );
     assert!(!pair.1.notify_one(), "no waiter is left counted");
     // Both still work.
     *pair.0.lock() += 1;
