@@ -473,7 +473,14 @@ unsafe impl RawLwLock for RawReaderBiasLwLock {
     }
 
     fn is_locked(&self) -> bool {
-        self.inner.is_locked() || self.fast_readers() != 0
+        // The calling thread's own slot first: a holder asking (the common caller: an assertion
+        // inside its own critical section) answers from its own line, without reading the
+        // other readers' lines (reading them would pull each line out of its owner's cache
+        // and make the owner's next release a transfer). Then the first occupied slot, if any.
+        let own = Proc::current_if_registered().map(|p| p.number() as usize % SLOTS);
+        self.inner.is_locked()
+            || own.is_some_and(|i| self.slots[i].0.load(Ordering::Relaxed) != 0)
+            || self.slots.iter().any(|s| s.0.load(Ordering::Relaxed) != 0)
     }
 
     fn is_locked_exclusive(&self) -> bool {
