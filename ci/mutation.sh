@@ -2,24 +2,38 @@
 # The mutation score: applies each mutant of a list (ci/mutation.list) one at a time and reports
 # which checker kills it: a loom model, the shuttle models, the unit/integration tests of lwlock
 # and flexlock, or the release stress test. Nothing in the tree is modified: the script works
-# on a scratch copy (target/mutation/src), with its own target directories.
+# on a scratch copy (target/mutation/src, or $MUTATION_DIR/src), with its own target directories.
 #
 #   ci/mutation.sh                 every mutant, every checker (after the hints) until one kills
 #   ci/mutation.sh --sample        the CI sample (ci/models.sh): the runtime mutants with a loom
 #                                  hint, on the tree itself, hinted loom models only
 #   ci/mutation.sh --hints-only    every mutant, its hinted checkers only
 #   ci/mutation.sh NAME...         only these mutants
-#   ci/mutation.sh --check-list    lists `mutant!` names in the source that the list lacks
+#   ci/mutation.sh --check-list    lists `mutant!` names in the source that the list lacks, and
+#                                  patched mutants whose patch does not apply to the tree
+#   MUTATION_DIR=target/mutation-b ci/mutation.sh --hints-only NAME
+#                                  a second run beside another one (its own copy and builds)
 #
 # A checker must pass on the unmutated code first (it is run once, as the baseline); a mutant is
 # killed when a checker then fails. A checker that runs past its time limit does not count as a
-# kill (conservative: a model that explores longer is not a model that reports the bug).
-# Output: one line per mutant, then the table (target/mutation/report.md) and the score.
-# Environment: MUTATION_LOOM_SWEEP=0 (after the hints, skip the sweep over every loom model and
-# go on with shuttle, unit, stress), MUTATION_SAMPLE_TARGET (the sample's loom build, default target/loom-mutants),
-# MUTATION_LOOM_TIMEOUT (s, per loom model; default: twice the model's last time
-# in target/models-report/models.md plus 30, else 120), MUTATION_TIMEOUT (s, per other checker,
-# default 1500: the debug tests of lwlock and flexlock take minutes).
+# kill (conservative: a model that explores longer is not a model that reports the bug). A
+# survivor's row says "not run" if no checker's baseline passed, "timed out" if every checker
+# that ran timed out, "build failed" if the mutant did not build.
+# Output: one line per mutant, then the table ($MUTATION_DIR/report.md) and the score.
+# Hints (ci/mutation.list): loom:BINARY::MODEL, shuttle, unit (the whole lwlock/flexlock debug
+# suite), test:PACKAGE:BINARY (one integration test binary of that suite, e.g.
+# test:flexlock:serve_limit), stress.
+# Environment:
+#   MUTATION_DIR            the scratch copy, its builds and the report (default
+#                           target/mutation): two runs at once need two directories
+#   MUTATION_LOOM_SWEEP=0   after the hints, skip the sweep over every loom model and go on
+#                           with shuttle, unit, stress
+#   MUTATION_SAMPLE_TARGET  the sample's loom build (default target/loom-mutants)
+#   MUTATION_LOOM_TIMEOUT   s, per loom model (default: twice the model's last time in
+#                           target/models-report/models.md plus 30, else 120; a baseline,
+#                           which explores the whole model, gets three times that)
+#   MUTATION_TIMEOUT        s, per other checker (default 1500: the debug tests of lwlock and
+#                           flexlock take minutes)
 set -euo pipefail
 cd "${MUTATION_ROOT:-$(dirname "$0")/..}"
 root=$PWD
@@ -49,6 +63,27 @@ entries() {
         sed -E 's/^[[:space:]]*([^[:space:]]+)[[:space:]]+([^[:space:]]+)[[:space:]]+([^[:space:]]+)[[:space:]]*/\1\t\2\t\3\t/'
 }
 
+# Applies FILE|OLD|NEW to the scratch copy $src (first occurrence); fails if OLD is not found.
+# With a second argument, only checks that it would apply to that tree.
+apply_patch() { # spec [root: only check that it applies to that tree]
+    python3 - "${2:-$src}" "$1" "${2:+check}" <<'EOF'
+import re, sys
+src, spec, check = sys.argv[1], sys.argv[2], sys.argv[3]
+# `\|` in OLD or NEW is a literal `|` (C-style flag masks), `\n` a newline.
+parts = re.split(r'(?<!\\)\|', spec)
+if len(parts) != 3:
+    sys.exit(f"patch is not FILE|OLD|NEW ({len(parts) - 1} unescaped '|'; "
+             f"write a literal one as '\\|'): {spec!r}")
+path, old, new = (x.replace('\\|', '|').replace('\\n', '\n') for x in parts)
+p = f"{src}/{path}"
+text = open(p).read()
+if old not in text:
+    sys.exit(f"patch text not found in {path}: {old!r}")
+if not check:
+    open(p, 'w').write(text.replace(old, new, 1))
+EOF
+}
+
 if [ $check_list -eq 1 ]; then
     missing=0
     while read -r m; do
@@ -58,15 +93,27 @@ if [ $check_list -eq 1 ]; then
         fi
     done < <(grep -rhoE --exclude=sync.rs 'mutant!\("[a-z0-9_]+"\)' lwlock/src flexlock/src bench/src |
         sed -E 's/.*\("([a-z0-9_]+)"\)/\1/' | sort -u)
+    # Every patched mutant must apply to the tree as it is (a stale or malformed patch would
+    # count as a build failure, or silently as the wrong mutant).
+    while IFS=$'\t' read -r name kind hints patch; do
+        [ "$kind" = patch ] || continue
+        apply_patch "$patch" "$root" || {
+            echo "patch of $name does not apply"
+            missing=1
+        }
+    done < <(entries)
     exit $missing
 fi
 
-mdir=$root/target/mutation
-src=$mdir/src
+mdir=${MUTATION_DIR:-$root/target/mutation}
 mkdir -p "$mdir"
+mdir=$(cd "$mdir" && pwd)
+src=$mdir/src
 report=$mdir/report.md
 : >"$report"
 unset RUSTFLAGS CARGO_ENCODED_RUSTFLAGS
+# The checkers run models under mutants: keep their rows out of ci/models.sh's tables.
+unset MODELS_REPORT MUTANTS_REPORT
 export SHUTTLE_SILENCE_WARNINGS=1
 other_timeout=${MUTATION_TIMEOUT:-1500}
 previous_models=$root/target/models-report/models.md
@@ -75,22 +122,10 @@ previous_models=$root/target/models-report/models.md
 sync_copy() {
     rm -rf "$src"
     mkdir -p "$src"
-    tar -C "$root" --exclude=./target --exclude=./.git -cf - . | tar -C "$src" -xf -
-}
-
-# Applies FILE|OLD|NEW to the copy (first occurrence); fails if OLD is not found.
-apply_patch() {
-    python3 - "$src" "$1" <<'EOF'
-import sys
-src, spec = sys.argv[1], sys.argv[2]
-path, old, new = spec.split('|', 2)
-old, new = old.replace('\\n', '\n'), new.replace('\\n', '\n')
-p = f"{src}/{path}"
-text = open(p).read()
-if old not in text:
-    sys.exit(f"patch text not found in {path}: {old!r}")
-open(p, 'w').write(text.replace(old, new, 1))
-EOF
+    local -a skip=(--exclude=./target --exclude=./.git)
+    # A MUTATION_DIR inside the tree must not copy itself.
+    case $mdir in "$root"/*) skip+=("--exclude=./${mdir#"$root"/}") ;; esac
+    tar -C "$root" "${skip[@]}" -cf - . | tar -C "$src" -xf -
 }
 
 restore_file() { # FILE|...
@@ -98,7 +133,8 @@ restore_file() { # FILE|...
     cp "$root/$f" "$src/$f"
 }
 
-# Builds of the copy. CONFIG: loom, shuttle, unit, stress. EXTRA: extra rustflags.
+# Builds of the copy. CONFIG: loom, shuttle, unit, stress. EXTRA: extra rustflags. A `test:`
+# check is a `unit` build restricted to one test binary.
 flags_of() { # config extra
     case $1 in
     loom) echo "--cfg loom $2" ;;
@@ -127,7 +163,11 @@ build() { # config tag extra-flags [test-binary] → prints nothing; fails on a 
     # A mutant's own loom build compiles only the test binary of the model it runs.
     [ "$config" = loom ] && [ -n "$only" ] && args=(test --release -p models --test "$only" --no-run)
     case $config in
-    unit) args=(test -p lwlock -p flexlock --tests --no-run) ;;
+    unit)
+        args=(test -p lwlock -p flexlock --tests --no-run)
+        # test:PACKAGE:BINARY: only that binary.
+        [ -n "$only" ] && args=(test -p "${only%%:*}" --test "${only#*:}" --no-run)
+        ;;
     stress) args=(test --release -p lwlock --test stress --no-run) ;;
     esac
     (cd "$src" && RUSTFLAGS="$(flags_of "$config" "$extra")" CARGO_TARGET_DIR="$(tdir_of "$config" "$tag")" \
@@ -166,7 +206,12 @@ run_check() { # config tag mutant check
         [ -n "$bin" ] || { echo "no loom binary $name" >&2; return 3; }
         # --nocapture: a loom deadlock aborts the process, and captured output would be lost.
         # (Two commands in the subshell: its shell, not ours, reports a model that aborted.)
-        (LWLOCK_MUTANT=$mutant timeout "$(loom_timeout "$spec")" "$bin" "$model" --exact \
+        # A baseline explores the whole model (a mutant usually fails early): three times the
+        # limit, so that a loaded machine does not turn a slow baseline into a skipped checker.
+        local limit
+        limit=$(loom_timeout "$spec")
+        [ "${in_baseline:-0}" = 1 ] && [ -z "${MUTATION_LOOM_TIMEOUT:-}" ] && limit=$((limit * 3))
+        (LWLOCK_MUTANT=$mutant timeout "$limit" "$bin" "$model" --exact \
             --test-threads=1 --nocapture; exit $?) >"$log" 2>&1 || rc=$?
         ;;
     shuttle)
@@ -178,6 +223,13 @@ run_check() { # config tag mutant check
         (cd "$src" && LWLOCK_MUTANT=$mutant RUSTFLAGS="$(flags_of unit "$5")" \
             CARGO_TARGET_DIR="$(tdir_of unit "$tag")" timeout "$other_timeout" \
             cargo test -p lwlock -p flexlock --tests >"$log" 2>&1) || rc=$?
+        ;;
+    test:*)
+        local pkg_bin=${check#test:}
+        (cd "$src" && LWLOCK_MUTANT=$mutant RUSTFLAGS="$(flags_of unit "$5")" \
+            CARGO_TARGET_DIR="$(tdir_of unit "$tag")" timeout "$other_timeout" \
+            cargo test -p "${pkg_bin%%:*}" --test "${pkg_bin#*:}" -- --nocapture --test-threads=1 \
+            >"$log" 2>&1) || rc=$?
         ;;
     stress)
         (cd "$src" && LWLOCK_MUTANT=$mutant RUSTFLAGS="$(flags_of stress "$5")" \
@@ -217,7 +269,17 @@ checks_for() { # hints tag → the checks to run, in order
 }
 
 config_of() { # check → config
-    case $1 in loom:*) echo loom ;; *) echo "$1" ;; esac
+    case $1 in loom:*) echo loom ;; test:*) echo unit ;; *) echo "$1" ;; esac
+}
+only_of() { # check → the one test binary its build needs (loom: BINARY, test: PACKAGE:BINARY)
+    local c
+    case $1 in
+    loom:*)
+        c=${1#loom:}
+        echo "${c%%::*}"
+        ;;
+    test:*) echo "${1#test:}" ;;
+    esac
 }
 
 declare -A built=() baseline=()
@@ -225,7 +287,9 @@ ensure_built() { # config tag extra [test-binary]
     local key="$1/$2/${4:-}"
     [ -n "${built[$key]:-}" ] && return 0
     echo "   build $1 ($2${4:+, $4})" >&2
-    build "$1" "$2" "$3" "${4:-}"
+    # Explicit: callers test this function (`|| …`), which turns `set -e` off inside it, and a
+    # failed build must not leave the previous mutant's binary to be run as this one's.
+    build "$1" "$2" "$3" "${4:-}" || return 1
     built[$key]=1
 }
 # A check's result on the unmutated runtime build, cached: a checker that fails there is skipped.
@@ -235,7 +299,7 @@ baseline_ok() { # check
     [ $sample -eq 1 ] && return 0
     if [ -z "${baseline[$c]:-}" ]; then
         r=0
-        run_check "$(config_of "$c")" runtime "" "$c" "$runtime_flags" || r=$?
+        in_baseline=1 run_check "$(config_of "$c")" runtime "" "$c" "$runtime_flags" || r=$?
         baseline[$c]=$r
         [ $r -eq 0 ] || echo "   baseline of $c does not pass (status $r): skipped" >&2
     fi
@@ -250,13 +314,18 @@ fi
 start=$SECONDS
 # The baselines of the cargo-run checkers, before any patch touches the copy (cargo would
 # rebuild the runtime build from a patched copy); loom baselines run the built binaries later.
-needed=$(entries | awk -F'\t' -v only=" ${only[*]} " 'only == "  " || index(only, " " $1 " ")' |
-    cut -f3 | tr ',' '\n' | grep -vx -- '-' | grep -v '^loom:' || true)
-[ $hints_only -eq 0 ] && needed=$(printf '%s\n' shuttle unit stress)
+selected() { # the entries this run applies (all, or the NAMEs given)
+    entries | awk -F'\t' -v only=" ${only[*]} " 'only == "  " || index(only, " " $1 " ")'
+}
+needed=$(selected | cut -f3 | tr ',' '\n' | grep -vx -- '-' | grep -v '^loom:' || true)
+[ $hints_only -eq 0 ] && needed=$(printf '%s\n' $needed shuttle unit stress)
 [ $sample -eq 1 ] && needed=""
-ensure_built loom runtime "$runtime_flags"
+# The loom runtime build too (every binary: the sweep runs them all), unless no check is loom.
+if [ $hints_only -eq 0 ] || [ -n "$(selected | cut -f3 | grep 'loom:' || true)" ]; then
+    ensure_built loom runtime "$runtime_flags"
+fi
 for c in $(sort -u <<<"$needed"); do
-    ensure_built "$c" runtime "$runtime_flags"
+    ensure_built "$(config_of "$c")" runtime "$runtime_flags" "$(only_of "$c")"
     baseline_ok "$c" || true
 done
 total=0
@@ -294,6 +363,9 @@ while IFS=$'\t' read -r name kind hints patch; do
     esac
     verdict="survived"
     by="-"
+    ran=0
+    skipped=()
+    timed_out=()
     mapfile -t checks < <(
         # A build-kind mutant needs its own builds; only loom ones are cheap enough to list all.
         if [ "$kind" = build ] && [ $hints_only -eq 0 ]; then
@@ -305,17 +377,22 @@ while IFS=$'\t' read -r name kind hints patch; do
     for c in "${checks[@]}"; do
         [ -n "$c" ] || continue
         config=$(config_of "$c")
-        ensure_built "$config" runtime "$runtime_flags"
-        baseline_ok "$c" || continue
+        # The runtime build of a loom check is every binary (the sweep runs them all); a
+        # `test:` check builds its one binary.
+        case $c in
+        test:*) ensure_built "$config" runtime "$runtime_flags" "$(only_of "$c")" ;;
+        *) ensure_built "$config" runtime "$runtime_flags" ;;
+        esac
+        baseline_ok "$c" || {
+            skipped+=("$c")
+            continue
+        }
         if [ "$tag" != runtime ]; then
-            only=""
-            if [ "$config" = loom ]; then
-                only=${c#loom:}
-                only=${only%%::*}
-            fi
-            ensure_built "$config" "$tag" "$extra" "$only" || { verdict="build failed"; break; }
+            ensure_built "$config" "$tag" "$extra" "$(only_of "$c")" ||
+                { verdict="build failed"; break; }
         fi
         r=0
+        ran=$((ran + 1))
         run_check "$config" "$tag" "$sel" "$c" "$extra" || r=$?
         if [ $r -eq 1 ]; then
             verdict="killed"
@@ -331,8 +408,20 @@ while IFS=$'\t' read -r name kind hints patch; do
             break
         elif [ $r -eq 2 ]; then
             echo "   $name: $c timed out (not a kill)" >&2
+            timed_out+=("$c")
         fi
     done
+    # A survivor whose checkers never ran, or only timed out, says so (it is not a survivor of
+    # a model that explored everything).
+    if [ "$verdict" = survived ]; then
+        if [ $ran -eq 0 ] && [ ${#skipped[@]} -gt 0 ]; then
+            verdict="not run"
+            by="baseline of \`${skipped[0]}\` did not pass"
+        elif [ $ran -eq ${#timed_out[@]} ] && [ $ran -gt 0 ]; then
+            verdict="timed out"
+            by="\`${timed_out[0]}\`"
+        fi
+    fi
     [ "$kind" = patch ] && restore_file "$patch"
     dt=$((SECONDS - t0))
     if [ "$verdict" = killed ]; then
@@ -340,7 +429,7 @@ while IFS=$'\t' read -r name kind hints patch; do
         line="| \`$name\` | $kind | killed | \`$by\` | ${how//|/\\|} | $dt |"
     else
         survivors+=("$name")
-        line="| \`$name\` | $kind | $verdict | - | - | $dt |"
+        line="| \`$name\` | $kind | $verdict | $by | - | $dt |"
     fi
     echo "$line" | tee -a "$report"
 done < <(entries)

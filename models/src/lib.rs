@@ -56,7 +56,8 @@ impl Model {
                 .append(true)
                 .open(path)
             {
-                let _ = writeln!(f, "{line}");
+                // One write per row (O_APPEND): parallel writers cannot interleave a row and its newline.
+                let _ = f.write_all(format!("{line}\n").as_bytes());
             }
         }
     }

@@ -309,6 +309,50 @@ models::loom_model! {
     var_requeue3, threads: 3, bound: Some(2), var_requeue
 }
 
+/// Two exclusive operations by one thread, the first of which may end in `LWLockDequeueSelf`:
+/// H holds the lock; B's attempt fails; H releases before B has set HAS_WAITERS (so nobody
+/// wakes B); B queues, its re-check takes the lock, and B takes itself off the list. Its record
+/// must then read NOT_WAITING again (invariant 5): B asserts it after each operation, and B's
+/// second acquire, which may have to queue behind H's second section, asserts it in
+/// `queue_self`. The one-operation models cannot see a record left WAITING: nobody queues it
+/// again.
+fn dequeue_then_requeue() {
+    let g = guarded();
+    g.lock.acquire(Mode::Exclusive);
+    let g2 = g.clone();
+    let b = thread::spawn(move || {
+        for _ in 0..2 {
+            g2.lock.acquire(Mode::Exclusive);
+            // SAFETY: held exclusively, taken above.
+            unsafe { g2.data.write(|d| *d += 1) };
+            // SAFETY: held exclusively, taken above.
+            unsafe { g2.lock.release(Mode::Exclusive) };
+            assert!(
+                !probe::is_queued(Proc::current()),
+                "a record that left the wait list still reads WAITING"
+            );
+        }
+    });
+    for section in 0..2 {
+        if section > 0 {
+            g.lock.acquire(Mode::Exclusive);
+        }
+        // SAFETY: held exclusively, taken above.
+        unsafe { g.data.write(|d| *d += 1) };
+        // SAFETY: held exclusively, taken above.
+        unsafe { g.lock.release(Mode::Exclusive) };
+    }
+    b.join().unwrap();
+    // SAFETY: every other thread was joined.
+    assert_eq!(unsafe { g.data.read(|d| *d) }, 4, "an update was lost");
+    assert!(!g.lock.is_locked(), "lock still held at the end");
+}
+
+models::loom_model! {
+    /// DequeueSelf resets the record: a thread whose re-check took the lock after it queued leaves the list NOT_WAITING, and its next operation may queue again.
+    dequeue_then_requeue2, threads: 2, bound: Some(4), dequeue_then_requeue
+}
+
 #[cfg(lwlock_mutant = "runtime")]
 mod mutants {
     use models::mutants::{expect_caught, Failure};
