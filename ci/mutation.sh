@@ -154,6 +154,10 @@ runtime_flags='--cfg lwlock_mutant="runtime"'
 if [ $sample -eq 1 ]; then
     runtime_flags='--cfg lwlock_mutant="runtime" --cfg lwlock_mutant="clog_ignore_key"'
 fi
+test_target() { # BINARY of a test:PACKAGE:BINARY hint → cargo's target selection (`lib`: the unit tests)
+    if [ "$1" = lib ]; then echo --lib; else echo --test "$1"; fi
+}
+
 build() { # config tag extra-flags [test-binary] → prints nothing; fails on a build error
     local config=$1 tag=$2 extra=$3 only=${4:-}
     local -a args
@@ -166,7 +170,7 @@ build() { # config tag extra-flags [test-binary] → prints nothing; fails on a 
     unit)
         args=(test -p lwlock -p flexlock --tests --no-run)
         # test:PACKAGE:BINARY: only that binary.
-        [ -n "$only" ] && args=(test -p "${only%%:*}" --test "${only#*:}" --no-run)
+        [ -n "$only" ] && args=(test -p "${only%%:*}" $(test_target "${only#*:}") --no-run)
         ;;
     stress) args=(test --release -p lwlock --test stress --no-run) ;;
     esac
@@ -228,7 +232,7 @@ run_check() { # config tag mutant check
         local pkg_bin=${check#test:}
         (cd "$src" && LWLOCK_MUTANT=$mutant RUSTFLAGS="$(flags_of unit "$5")" \
             CARGO_TARGET_DIR="$(tdir_of unit "$tag")" timeout "$other_timeout" \
-            cargo test -p "${pkg_bin%%:*}" --test "${pkg_bin#*:}" -- --nocapture --test-threads=1 \
+            cargo test -p "${pkg_bin%%:*}" $(test_target "${pkg_bin#*:}") -- --nocapture --test-threads=1 \
             >"$log" 2>&1) || rc=$?
         ;;
     stress)

@@ -17,6 +17,7 @@ cargo test --release -p flexlock --test sim_group
 
 echo "== lwsim: lwbench --engine sim (determinism, the acceptance sweep's files and columns, group-lock costs, bad input)"
 cargo test --release -p bench --features stats --test sim_engine
+cargo test --release -p bench --features stats --test clog_work
 
 echo "== lwsim: a user's lock registered by its own main, on the simulated machine"
 cargo run --release -p bench --features stats --example ticket_lock -- --engine sim \
