@@ -25,6 +25,8 @@
 //! * **Counters** ([`Report`]): per simulated core and per watched line (lock): virtual time,
 //!   operations, line transfers by kind, time waiting for a line, futex sleeps and wakes,
 //!   preemptions, context switches; simulated events per real second.
+//! * **Line profile** (off by default, `LWSIM_LINES=N`): the top-N lines by transfers, printed
+//!   to stderr when a simulation ends, each with its sampled call sites (see `line_profile.rs`).
 //!
 //! Why a cfg and not a cargo feature: the shim's types must be the same for every crate of a
 //! build (lwlock, flexlock, a user's crate), and a feature is unified across the dependency graph,
@@ -46,6 +48,7 @@
 //! ```
 
 pub mod atomic;
+mod line_profile;
 pub mod machine;
 pub mod profile;
 pub mod reference;

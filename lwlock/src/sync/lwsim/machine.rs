@@ -377,6 +377,8 @@ pub struct Machine {
     steps: u64,
     threads: usize,
     end_ps: u64,
+    /// The off-by-default per-line diagnostic (`LWSIM_LINES`, see [`super::line_profile`]).
+    line_profile: Option<Box<super::line_profile::LineProfile>>,
 }
 
 impl std::fmt::Debug for Machine {
@@ -452,10 +454,14 @@ impl Machine {
             steps: 0,
             threads: 0,
             end_ps: 0,
+            line_profile: super::line_profile::LineProfile::from_env().map(Box::new),
         }
     }
 
-    pub(super) fn into_report(self, real: std::time::Duration) -> Report {
+    pub(super) fn into_report(mut self, real: std::time::Duration) -> Report {
+        if let Some(p) = self.line_profile.take() {
+            eprint!("{}", p.report());
+        }
         let end_ps = self.end_ps;
         let mut per_core = self.counters;
         let supervisor = per_core.pop().unwrap_or_default();
@@ -772,6 +778,9 @@ impl Machine {
         }
         cnt.line_wait_ps += wait;
         cnt.busy_ps += end - t0;
+        if let Some(p) = self.line_profile.as_deref_mut() {
+            p.record(line_addr, kind, what != 0, wait);
+        }
         if line.watch != 0 {
             let w = &mut self.watched[line.watch as usize - 1];
             w.ops += 1;
