@@ -71,6 +71,7 @@ jobs=${MODELS_JOBS:-$(nproc)}
 # Seconds of the slowest models on the 2-core machine, to order a first run.
 known_slow="
 loom_atomic::wait_for_var3 330
+loom_variants::holder_detached_chain3 169
 loom_atomic::exclusive_exclusive 73
 loom_atomic::exclusive_shared_shared 58
 loom_flexlock::flex_leader_reader3 51

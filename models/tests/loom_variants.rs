@@ -13,7 +13,11 @@
 //!   holder releases (the holder's load of the queue may miss the push, and no release re-checks
 //!   it): the submitter must still get its operation run (by the holder, or by itself after
 //!   waiting for the lock). Mutant `flex_holder_sleeps_on_op` sleeps on the operation instead,
-//!   trusting the holder: the model must report the deadlock.
+//!   trusting the holder: the model must report the deadlock. The `_sleep2` and `detached_`
+//!   models let submitters spin once, so that a submitter whose record a drain has detached
+//!   sleeps on its operation (the server posts it) and one whose record may still be queued
+//!   waits in the lock; `holder_detached_chain3` is the one that reaches the rewritten-link
+//!   sign (a chain of two records).
 #![cfg(loom)]
 
 use flexlock::HolderServesLock;
@@ -212,6 +216,49 @@ models::loom_model! {
 models::loom_model! {
     /// Holder serves: a reader and a submitter: the reader never overlaps the operation.
     holder_submitter_reader2, threads: 2, bound: Some(3), holder_submitter_and_reader
+}
+
+/// A writer and two submitters: both operations can be pushed while the writer holds, so one
+/// submitter's drain (or the writer's) detaches a chain of both records, and the other
+/// submitter finds its link rewritten (the detached sign that needs a chain of two).
+fn holder_writer_and_two_submitters() {
+    let lock = Arc::new(Holder::new(Data::default()));
+    let l = lock.clone();
+    let w = thread::spawn(move || {
+        let mut g = l.write();
+        g.a += 1;
+        g.b += 1;
+    });
+    let l = lock.clone();
+    let t = thread::spawn(move || submit(&l, 1));
+    submit(&lock, 0);
+    w.join().unwrap();
+    t.join().unwrap();
+    finish(&lock, 2, 1);
+}
+
+/// Runs `body` with submitters spinning `spins` times before they wait (in `L`, or on their
+/// operation once detached): loom never lets a submitter spin the production 200 times while a
+/// server is busy, so without this those paths are never explored.
+fn with_spins(spins: u32, body: impl FnOnce()) {
+    lwlock::sync::set_model_spin_limit(Some(spins));
+    body();
+    lwlock::sync::set_model_spin_limit(None);
+}
+
+models::loom_model! {
+    /// Holder serves, submitters spin once: a detached submitter sleeps on its op and its server posts it; an undetached one waits in `L`.
+    holder_detached_sleep2, threads: 2, bound: Some(3), || with_spins(1, holder_two_submitters)
+}
+
+models::loom_model! {
+    /// Holder serves, submitters spin once: a writer's release and a queued submitter, pushed alone (so no detached sign: it waits in `L`), with the short spin.
+    holder_writer_submitter_sleep2, threads: 2, bound: Some(3), || with_spins(1, holder_writer_and_submitter)
+}
+
+models::loom_model! {
+    /// Holder serves, submitters spin once, a writer and two submitters: a submitter whose record a drain detached with another sleeps on its op and is posted.
+    holder_detached_chain3, threads: 3, bound: Some(3), || with_spins(1, holder_writer_and_two_submitters)
 }
 
 /// Proof that these models fail on the broken variants (selected at run time).
