@@ -190,7 +190,7 @@ workloads! {
     NullX => "null-x", clog: false, "exclusive acquire + release";
     Snapshot => "snapshot", clog: false, "GetSnapshotData under ProcArrayLock shared, or (--write-pct) a short write transaction";
     EndXact => "end-xact", clog: false, "assign an xid, then ProcArrayEndTransaction under exclusive";
-    Clog => "clog", clog: true, "set a fresh xid's commit status in its CLOG page";
+    Clog => "clog", clog: true, "set a fresh xid's commit status in its CLOG page (after --work, where a commit writes WAL)";
     PgbenchSelect => "pgbench-select", clog: false, "pgbench -S: one snapshot plus --work";
     PgbenchWrite => "pgbench-write", clog: true, "pgbench -N: snapshot, xid, CLOG commit, end-xact";
     Pin => "pin", clog: false, "pin/unpin a hot buffer around each shared read";
