@@ -5,30 +5,14 @@
 
 mod common;
 
-use common::bench;
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use common::{bench, csv_rows};
+use std::path::PathBuf;
 use std::process::Output;
 
 fn out_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("lwbench-clog-work-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     d
-}
-
-/// The rows of a CSV file as header → value maps.
-fn rows(path: &Path) -> Vec<HashMap<String, String>> {
-    let mut r = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
-    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
-    r.records()
-        .map(|rec| {
-            header
-                .iter()
-                .cloned()
-                .zip(rec.unwrap().iter().map(String::from))
-                .collect()
-        })
-        .collect()
 }
 
 fn run(name: &str, args: &[&str]) -> (Output, PathBuf) {
@@ -67,7 +51,7 @@ fn clog_with_work_passes_its_checks_with_every_lock() {
         o.status,
         String::from_utf8_lossy(&o.stderr)
     );
-    let r = rows(&d.join("results.csv"));
+    let r = csv_rows(&d.join("results.csv"));
     assert_eq!(r.len(), 4 * 2, "one row per lock and thread count: {r:?}");
     for row in &r {
         assert_eq!(row["workload"], "clog");
@@ -148,7 +132,7 @@ fn clog_work_is_charged_to_every_commit() {
             o.status,
             String::from_utf8_lossy(&o.stderr)
         );
-        for row in rows(&d.join("results.csv")) {
+        for row in csv_rows(&d.join("results.csv")) {
             let ops: f64 = row["ops"].parse().unwrap();
             let window: f64 = row["duration_s"].parse().unwrap();
             // The most commits a window can hold at 5 µs each.

@@ -5,29 +5,13 @@
 #![cfg(lwsim)]
 
 mod common;
-use common::bench;
-use std::collections::HashMap;
+use common::{bench, csv_rows};
 use std::path::PathBuf;
 
 fn out_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("lwbench-sim-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     d
-}
-
-/// The rows of a CSV file as header → value maps.
-fn rows(path: &std::path::Path) -> Vec<HashMap<String, String>> {
-    let mut r = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
-    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
-    r.records()
-        .map(|rec| {
-            header
-                .iter()
-                .cloned()
-                .zip(rec.unwrap().iter().map(String::from))
-                .collect()
-        })
-        .collect()
 }
 
 fn run_ok(args: &[&str]) {
@@ -71,7 +55,7 @@ fn the_same_point_twice_gives_identical_rows_and_trials_differ() {
         assert_eq!(x, y, "{f} differs between two runs of the same command");
     }
     // Trials run with different seeds: some point's two trials differ.
-    let r = rows(&a.join("results.csv"));
+    let r = csv_rows(&a.join("results.csv"));
     let differ = r.chunks(2).any(|t| t[0]["ops"] != t[1]["ops"]);
     assert!(
         differ,
@@ -115,7 +99,7 @@ fn the_acceptance_sweep_writes_every_file_with_the_sim_columns() {
     ] {
         assert!(d.join(f).exists(), "{f} missing");
     }
-    let r = rows(&d.join("results.csv"));
+    let r = csv_rows(&d.join("results.csv"));
     // 2 locks × 2 workloads + 3 locks × clog, 4 thread counts, 3 trials.
     assert_eq!(r.len(), (2 * 2 + 3) * 4 * 3);
     for row in &r {
@@ -148,11 +132,11 @@ fn the_acceptance_sweep_writes_every_file_with_the_sim_columns() {
         .iter()
         .filter(|x| x["threads"] == "64")
         .all(|x| x["sim_transfers_per_op"].parse::<f64>().unwrap() > 0.1));
-    let p = rows(&d.join("points.csv"));
+    let p = csv_rows(&d.join("points.csv"));
     assert!(p
         .iter()
         .all(|x| x["engine"] == "sim" && !x["sim_transfers_per_op"].is_empty()));
-    let w = rows(&d.join("waits.csv"));
+    let w = csv_rows(&d.join("waits.csv"));
     assert!(w.iter().all(|x| x["engine"] == "sim"));
     assert!(
         w.iter().any(|x| x["wait_event"] == "ProcArray"),
@@ -195,7 +179,7 @@ fn flex_leader_serves_commits_with_fewer_exclusive_acquisitions() {
         "--out",
         d.to_str().unwrap(),
     ]);
-    for row in rows(&d.join("results.csv")) {
+    for row in csv_rows(&d.join("results.csv")) {
         let (x, ops): (u64, u64) = (
             row["excl_acquires"].parse().unwrap(),
             row["ops"].parse().unwrap(),
@@ -240,7 +224,7 @@ fn read_only_snapshots_on_the_reader_bias_lock_move_no_line() {
         "--out",
         d.to_str().unwrap(),
     ]);
-    let r = rows(&d.join("results.csv"));
+    let r = csv_rows(&d.join("results.csv"));
     let per_op = |lock: &str| -> f64 {
         let row = r.iter().find(|row| row["lock"] == lock).unwrap();
         row["sim_transfers_per_op"].parse().unwrap()

@@ -42,51 +42,35 @@ trait GroupLock: Send + Sync + 'static {
     fn stats(&self) -> Option<GroupStats>;
 }
 
-impl<L: RawLwLock + 'static> GroupLock for FlexLock<L, Vec<u32>> {
-    fn holding(&self, during: &mut dyn FnMut()) {
-        let g = self.write();
-        during();
-        drop(g);
-    }
-    fn submit(&self, k: u32) -> u32 {
-        self.group(move |v| {
-            v.push(k);
-            me()
-        })
-    }
-    fn head(&self) -> Option<u32> {
-        self.group_head()
-    }
-    fn values(&self) -> Vec<u32> {
-        self.read().clone()
-    }
-    fn stats(&self) -> Option<GroupStats> {
-        FlexLock::stats(self)
-    }
+/// The same adapter for both lock types (their group APIs have the same shape).
+macro_rules! group_lock {
+    ($ty:ident) => {
+        impl<L: RawLwLock + 'static> GroupLock for $ty<L, Vec<u32>> {
+            fn holding(&self, during: &mut dyn FnMut()) {
+                let g = self.write();
+                during();
+                drop(g);
+            }
+            fn submit(&self, k: u32) -> u32 {
+                self.group(move |v| {
+                    v.push(k);
+                    me()
+                })
+            }
+            fn head(&self) -> Option<u32> {
+                self.group_head()
+            }
+            fn values(&self) -> Vec<u32> {
+                self.read().clone()
+            }
+            fn stats(&self) -> Option<GroupStats> {
+                $ty::stats(self)
+            }
+        }
+    };
 }
-
-impl<L: RawLwLock + 'static> GroupLock for HolderServesLock<L, Vec<u32>> {
-    fn holding(&self, during: &mut dyn FnMut()) {
-        let g = self.write();
-        during();
-        drop(g);
-    }
-    fn submit(&self, k: u32) -> u32 {
-        self.group(move |v| {
-            v.push(k);
-            me()
-        })
-    }
-    fn head(&self) -> Option<u32> {
-        self.group_head()
-    }
-    fn values(&self) -> Vec<u32> {
-        self.read().clone()
-    }
-    fn stats(&self) -> Option<GroupStats> {
-        HolderServesLock::stats(self)
-    }
-}
+group_lock!(FlexLock);
+group_lock!(HolderServesLock);
 
 /// Queues `SUBMITTERS` operations, in order, behind the test thread's exclusive hold, releases,
 /// and checks which thread ran each. `first_server`: the record that runs the first pass, given

@@ -1,6 +1,8 @@
 //! Shared by the integration tests that run the built `bench` binary.
 #![allow(dead_code)]
 
+use std::collections::HashMap;
+use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -26,4 +28,19 @@ pub fn bench(args: &[&str]) -> Output {
             panic!("bench {args:?} did not finish within 120 s");
         }
     }
+}
+
+/// The rows of a CSV file (results.csv, points.csv, ...) as header → value maps.
+pub fn csv_rows(path: &Path) -> Vec<HashMap<String, String>> {
+    let mut r = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    r.records()
+        .map(|rec| {
+            header
+                .iter()
+                .cloned()
+                .zip(rec.unwrap().iter().map(String::from))
+                .collect()
+        })
+        .collect()
 }
