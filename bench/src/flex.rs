@@ -43,6 +43,35 @@ fn held_of(raw: &impl lwlock::RawLwLock) -> Option<(bool, bool)> {
     Some((raw.is_locked(), raw.is_locked_exclusive()))
 }
 
+/// `BenchLock::shared` and `exclusive` of a group lock: its read and write guards (every group
+/// lock of flexlock has the same guard API).
+macro_rules! guard_methods {
+    () => {
+        #[inline]
+        fn shared<R>(&self, f: impl FnOnce(&T) -> R) -> R {
+            f(&self.0.read())
+        }
+        #[inline]
+        fn exclusive<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+            f(&mut self.0.write())
+        }
+    };
+}
+
+/// `BenchLock::counters` and `held` of a group lock: its group counters with the wrapped
+/// lock's, and the wrapped lock's state.
+macro_rules! stats_and_held {
+    () => {
+        fn counters(&self) -> LockCounters {
+            from_group_stats(self.0.stats(), self.0.raw().stats())
+        }
+        #[inline]
+        fn held(&self) -> Option<(bool, bool)> {
+            held_of(self.0.raw())
+        }
+    };
+}
+
 /// `FlexLock` with a fixed policy.
 #[derive(Debug)]
 pub struct FlexLocked<T, const LEADER: bool>(FlexLock<RawAtomicLwLock, T>);
@@ -63,25 +92,12 @@ impl<T: Send + Sync, const LEADER: bool> BenchLock<T> for FlexLocked<T, LEADER> 
             },
         ))
     }
-    #[inline]
-    fn shared<R>(&self, f: impl FnOnce(&T) -> R) -> R {
-        f(&self.0.read())
-    }
-    #[inline]
-    fn exclusive<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
-        f(&mut self.0.write())
-    }
+    guard_methods!();
     #[inline]
     fn group<R: Send>(&self, _key: u64, f: impl FnOnce(&mut T) -> R + Send) -> R {
         self.0.group(f)
     }
-    fn counters(&self) -> LockCounters {
-        from_group_stats(self.0.stats(), self.0.raw().stats())
-    }
-    #[inline]
-    fn held(&self) -> Option<(bool, bool)> {
-        held_of(self.0.raw())
-    }
+    stats_and_held!();
 }
 
 /// `ClogGroupLock`: groups only operations with the same key.
@@ -99,25 +115,12 @@ impl<T: Send + Sync> BenchLock<T> for ClogGroupLocked<T> {
             },
         ))
     }
-    #[inline]
-    fn shared<R>(&self, f: impl FnOnce(&T) -> R) -> R {
-        f(&self.0.read())
-    }
-    #[inline]
-    fn exclusive<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
-        f(&mut self.0.write())
-    }
+    guard_methods!();
     #[inline]
     fn group<R: Send>(&self, key: u64, f: impl FnOnce(&mut T) -> R + Send) -> R {
         self.0.update(key, f)
     }
-    fn counters(&self) -> LockCounters {
-        from_group_stats(self.0.stats(), self.0.raw().stats())
-    }
-    #[inline]
-    fn held(&self) -> Option<(bool, bool)> {
-        held_of(self.0.raw())
-    }
+    stats_and_held!();
 }
 
 /// Family of `flex-leader`.
@@ -146,25 +149,12 @@ impl<T: Send + Sync> BenchLock<T> for FlexHolderLocked<T> {
             tranche,
         ))
     }
-    #[inline]
-    fn shared<R>(&self, f: impl FnOnce(&T) -> R) -> R {
-        f(&self.0.read())
-    }
-    #[inline]
-    fn exclusive<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
-        f(&mut self.0.write())
-    }
+    guard_methods!();
     #[inline]
     fn group<R: Send>(&self, _key: u64, f: impl FnOnce(&mut T) -> R + Send) -> R {
         self.0.group(f)
     }
-    fn counters(&self) -> LockCounters {
-        from_group_stats(self.0.stats(), self.0.raw().stats())
-    }
-    #[inline]
-    fn held(&self) -> Option<(bool, bool)> {
-        held_of(self.0.raw())
-    }
+    stats_and_held!();
 }
 
 /// Family of `flex-holder`.
