@@ -65,6 +65,8 @@
 
 pub mod sync;
 
+pub mod mutant;
+
 mod atomic_state;
 mod classic;
 mod condvar;

@@ -626,6 +626,21 @@ pub fn set_shared_spins_per_delay(value: u32) {
     table().spins_per_delay.store(v, Ordering::Relaxed);
 }
 
+/// Read-only probes of lock-internal state for model assertions (loom and shuttle only): a
+/// model may assert on what a wait record's owner cannot see from outside, such as whether a
+/// record is still queued after a release that had to wake it.
+#[cfg(any(loom, shuttle))]
+pub mod probe {
+    use super::{lw_waiting, Proc};
+    use crate::sync::Ordering;
+
+    /// Whether `p` is on a lock's wait list (`lwWaiting == LW_WS_WAITING`: queued and not yet
+    /// taken off by a waker). A SeqCst load: a probe, ordering nothing for the lock.
+    pub fn is_queued(p: &Proc) -> bool {
+        p.lw_waiting.load(Ordering::SeqCst) == lw_waiting::WAITING
+    }
+}
+
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
     use super::*;

@@ -3,7 +3,8 @@
 //! futex shim), conditional acquire, acquire-or-wait and WaitForVar/UpdateVar.
 #![cfg(loom)]
 
-use lwlock::sync::{probe, thread, AtomicU32, AtomicU64, Ordering};
+use lwlock::proc::probe;
+use lwlock::sync::{thread, AtomicU32, AtomicU64, Ordering};
 use lwlock::{
     AcquireOrWait, Mode, Proc, RawAtomicLwLock as L, RawLwLock, RawLwLockVar, Tranche, VarWait,
     WaitEvent, INVALID_PROC,

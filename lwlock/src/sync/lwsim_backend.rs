@@ -1,0 +1,112 @@
+//! The lwsim backend's shim items (`--cfg lwsim`): the simulator's atomics (std's, wrapped so
+//! that every access is charged virtual time by its coherence model), its futexes, sleeps, spin
+//! hints, thread spawns and virtual clock; the simulator itself is `sync/lwsim.rs`.
+
+use super::lwsim as sim;
+
+pub use super::host::UnsafeCell;
+
+pub use super::lwsim::atomic::{fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8};
+pub use std::sync::atomic::Ordering;
+
+/// A blocking mutex of the active backend. Only the wait-record table uses it (registration, once
+/// per thread), never a lock's fast or slow path; under the simulator it must be the model's, so
+/// that registrations are ordered and a thread switch inside one cannot block the real thread.
+pub use super::lwsim::Mutex;
+
+pub use shuttle::thread_local as model_thread_local;
+
+/// Thread spawning and thread-locals of the active backend.
+pub mod thread {
+    pub use crate::sync::lwsim::thread::{spawn, yield_now};
+    pub use shuttle::thread::{current, JoinHandle};
+}
+
+/// A spin-wait hint: one PAUSE's virtual time (`SPIN_DELAY()` in `s_lock.h`).
+#[inline(always)]
+pub fn spin_loop() {
+    sim::pause();
+}
+
+/// Charges a plain (non-atomic) access of `len` bytes at `ptr` to the simulator: each 64-byte
+/// line the range covers is one coherence access.
+#[inline(always)]
+pub fn touch<T: ?Sized>(ptr: *const T, len: usize, write: bool) {
+    sim::touch(ptr as *const u8 as usize, len, write);
+}
+
+/// The calling thread's virtual time in nanoseconds.
+pub fn clock_nanos() -> u64 {
+    sim::now_nanos()
+}
+
+/// Sleep for `micros` microseconds of virtual time (`pg_usleep`).
+pub fn sleep_micros(micros: u64) {
+    sim::sleep_micros(micros);
+}
+
+/// A 32-bit futex word: `wait` sleeps only while the word still equals `expected`; `wake_*`
+/// wake sleepers (the simulator's OS model). Spurious returns from `wait` are allowed.
+#[derive(Debug)]
+pub struct Futex {
+    /// The futex word itself. Callers change it before calling `wake_*`.
+    pub word: AtomicU32,
+}
+
+impl Futex {
+    /// A futex word holding `value`.
+    pub const fn new(value: u32) -> Self {
+        Futex {
+            word: AtomicU32::new(value),
+        }
+    }
+
+    /// Sleeps while the word equals `expected` (FUTEX_WAIT). May return spuriously.
+    #[inline]
+    pub fn wait(&self, expected: u32) {
+        sim::futex_wait(&self.word, expected);
+    }
+
+    /// Wakes one sleeper (FUTEX_WAKE 1).
+    #[inline]
+    pub fn wake_one(&self) {
+        sim::futex_wake(&self.word, 1);
+    }
+
+    /// Wakes every sleeper (FUTEX_WAKE INT_MAX).
+    #[inline]
+    pub fn wake_all(&self) {
+        sim::futex_wake(&self.word, u32::MAX);
+    }
+
+    /// Sleeps while the word equals `expected`, at most until `deadline` of virtual time:
+    /// sleep-polling in slices of at most 10 µs. Returns `true` if the deadline has passed.
+    pub fn wait_until_nanos(&self, expected: u32, deadline: u64) -> bool {
+        wait_word_until(&self.word, expected, deadline)
+    }
+}
+
+/// Sleeps while `word` equals `expected` (FUTEX_WAIT on the word's address). May return
+/// spuriously.
+pub fn wait_word(word: &AtomicU32, expected: u32) {
+    sim::futex_wait(word, expected);
+}
+
+/// Like [`wait_word`], at most until `deadline` of virtual time (as
+/// [`Futex::wait_until_nanos`]); returns `true` if the deadline has passed.
+pub fn wait_word_until(word: &AtomicU32, expected: u32, deadline: u64) -> bool {
+    let now = clock_nanos();
+    if now >= deadline {
+        return true;
+    }
+    let remaining = deadline - now;
+    if word.load(Ordering::Relaxed) == expected {
+        sim::sleep_micros((remaining / 1000).clamp(1, 10));
+    }
+    clock_nanos() >= deadline
+}
+
+/// Wakes every sleeper of `word` (FUTEX_WAKE INT_MAX). The caller changed the word first.
+pub fn wake_all_word(word: &AtomicU32) {
+    sim::futex_wake(word, u32::MAX);
+}

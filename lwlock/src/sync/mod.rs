@@ -1,0 +1,77 @@
+//! The one place that names `std`, `loom` or `shuttle`: a selector over one file per backend.
+//!
+//! Every atomic, cell, spin hint, yield, sleep and futex call in the workspace goes through this
+//! module, so that `RUSTFLAGS="--cfg loom"` or `--cfg shuttle` swaps the whole project onto a model
+//! checker's types without touching a lock's code. Each backend defines the same items
+//! (crossbeam-utils' `primitive` module, tokio's `loom/{std,mocked}`), and this module re-exports
+//! the active one:
+//!
+//! * **std** (default, `sync/std.rs`): `std::sync::atomic`, `std::cell::UnsafeCell` wrapped to
+//!   offer loom's `with`/`with_mut` API, `atomic_wait` futexes.
+//! * **loom** (`sync/loom.rs`): loom's atomics and `UnsafeCell` (so a missing ordering around
+//!   protected data is reported as a race). loom has no futex: [`Futex`] is emulated with a loom
+//!   `Mutex` + `Condvar` per futex word (`sync/model.rs`), with the kernel's "compare and sleep
+//!   atomically with respect to wakers" semantics, so a lost wakeup is reported as a deadlock
+//!   rather than a livelock.
+//! * **shuttle** (`sync/shuttle.rs`): shuttle's atomics (all SeqCst) and the same futex emulation.
+//! * **lwsim** (`--cfg lwsim`, `sync/lwsim_backend.rs` over the simulator `sync::lwsim`,
+//!   `sync/lwsim.rs`): a many-core machine in software. The atomics are std's, wrapped so that
+//!   every access is charged virtual time by a cache-coherence model and ordered by a
+//!   smallest-virtual-clock-first scheduler on shuttle's executor; futexes, sleeps, spin hints,
+//!   thread spawns and [`clock_nanos`] go to its OS model. See the module docs.
+//!
+//! `sync/host.rs` holds what several backends take from the host unchanged (std's cell, the real
+//! clock); `sync/spin.rs` the spin waits a model checker can finish (the loom release epoch, the
+//! model spin limit).
+//!
+//! Spin loops call [`spin_loop`], which yields to the model under loom/shuttle (loom's scheduler
+//! is deliberately unfair and would otherwise report "exceeded maximum number of branches").
+//!
+//! [`touch`] charges plain (non-atomic) data a critical section reads or writes to the simulator;
+//! it compiles to nothing in every other build.
+
+#[cfg(all(loom, shuttle))]
+compile_error!("--cfg loom and --cfg shuttle are mutually exclusive");
+#[cfg(all(lwsim, any(loom, shuttle)))]
+compile_error!("--cfg lwsim excludes --cfg loom and --cfg shuttle");
+
+mod host;
+#[cfg(any(loom, shuttle))]
+mod model;
+mod spin;
+
+#[cfg(not(any(loom, shuttle, lwsim)))]
+mod std;
+#[cfg(not(any(loom, shuttle, lwsim)))]
+pub use self::std::*;
+
+#[cfg(loom)]
+mod loom;
+#[cfg(loom)]
+pub use self::loom::*;
+
+#[cfg(shuttle)]
+mod shuttle;
+#[cfg(shuttle)]
+pub use self::shuttle::*;
+
+#[cfg(lwsim)]
+pub mod lwsim;
+#[cfg(lwsim)]
+mod lwsim_backend;
+#[cfg(lwsim)]
+pub use self::lwsim_backend::*;
+
+pub use self::spin::*;
+
+/// The [`clock_nanos`] deadline `timeout` from now (saturating: a timeout too long to represent
+/// is a wait without end).
+pub fn deadline_after(timeout: ::std::time::Duration) -> u64 {
+    clock_nanos().saturating_add(u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX))
+}
+
+/// The [`clock_nanos`] deadline of a `std::time::Instant` (under lwsim: the same distance from
+/// the thread's virtual now as the instant is from the real now).
+pub fn deadline_at(instant: ::std::time::Instant) -> u64 {
+    deadline_after(instant.saturating_duration_since(::std::time::Instant::now()))
+}
