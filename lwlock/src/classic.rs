@@ -44,7 +44,7 @@
 //! waker's NOT_WAITING store is Release (the `pg_write_barrier` of `37de8de9e3`), paired with the
 //! waiter's Acquire load.
 
-use crate::atomic_state::MAX_SHARED;
+use crate::layout::MAX_SHARED;
 use crate::elog::CritSection;
 use crate::proc::{lw_mode, lw_waiting, Proc};
 use crate::proclist::ProcList;

@@ -34,7 +34,6 @@
 use crate::raw::{AcquireOrWait, Mode, RawLwLock};
 use crate::stats::LockStats;
 use crate::wait_event::Tranche;
-use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -297,19 +296,7 @@ pub fn quiet_injected_panics() {
     });
 }
 
-std::thread_local! {
-    static FAIL_REGISTRATION: Cell<bool> = const { Cell::new(false) };
-}
-
 /// Makes the calling thread's next wait-record registration (its first use of a record, see
-/// [`crate::Proc::current`]) panic with an [`InjectedFault`]-free message, once.
-pub fn fail_next_registration() {
-    FAIL_REGISTRATION.with(|f| f.set(true));
-}
-
-/// Called by the registration path: panics once if [`fail_next_registration`] was called.
-pub(crate) fn registration_point() {
-    if FAIL_REGISTRATION.with(|f| f.replace(false)) {
-        panic!("injected fault: wait-record registration");
-    }
-}
+/// [`crate::Proc::current`]) panic with an [`InjectedFault`]-free message, once. (The hook lives
+/// with the registration path, in `proc`.)
+pub use crate::proc::fail_next_registration;

@@ -6,7 +6,7 @@
 //! * [`RawClassicLwLock`]: the spinlock-protected LWLock of PostgreSQL ≤ 9.4, on [`SpinLock`]
 //!   (`s_lock` with adaptive spin and randomized exponential backoff).
 //! * [`RawAtomicLwLock`]: the one-word atomic-state LWLock of 9.5+ (HAS_WAITERS, RELEASE_OK, the
-//!   wait-list bit, queue-then-recheck), 16 bytes.
+//!   wait-list bit, queue-then-recheck), 16 bytes; its word's bits and invariants in [`layout`].
 //! * [`Proc`]: the per-thread wait record (PGPROC) with its futex semaphore; waiters are linked
 //!   intrusively through records, and no acquire or release allocates.
 //! * [`sample_waits`]: what every live thread is waiting for (the pg_stat_activity view).
@@ -88,10 +88,10 @@ pub mod s_lock;
 mod stats;
 mod wait_event;
 
+pub use atomic_state::layout;
 pub use atomic_state::{
     AtomicLwLock, Barging, Handoff, Policy, RawAtomicLwLock, RawHandoffLwLock, RawTaskFairLwLock,
-    TaskFair, HANDOFF, HAS_WAITERS, LOCKED, LOCK_MASK, MAX_SHARED, RELEASE_OK, SHARED_MASK,
-    UPGRADABLE, VAL_EXCLUSIVE, VAL_SHARED,
+    TaskFair,
 };
 pub use classic::RawClassicLwLock;
 pub use condvar::{Condvar, WaitTimeoutResult};
@@ -106,7 +106,7 @@ pub use mutex::{
 #[cfg(all(not(loom), feature = "arc_lock"))]
 pub use mutex::{ArcBargingMutexGuard, ArcMutexGuard};
 pub use mutex::{AtomicLwMutex, RawBargingMutex, RawMutex};
-pub use proc::{Proc, Semaphore, INVALID_PROC};
+pub use proc::{sample_waits, Proc, Semaphore, WaitSample, INVALID_PROC};
 pub use raw::{AcquireOrWait, Mode, RawLwLock, RawLwLockVar, VarWait};
 pub use reader_bias::RawReaderBiasLwLock;
 #[cfg(not(loom))]
@@ -122,7 +122,7 @@ pub use remutex::{
 pub use rwlock::*;
 pub use s_lock::{SpinDelayConfig, SpinLock};
 pub use stats::LockStats;
-pub use wait_event::{sample_waits, IpcEvent, Tranche, WaitClass, WaitEvent, WaitSample};
+pub use wait_event::{IpcEvent, Tranche, WaitClass, WaitEvent};
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

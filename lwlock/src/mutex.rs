@@ -266,13 +266,13 @@ mod tests {
         });
         assert!(t.join().unwrap(), "a held mutex must time out");
         assert_eq!(
-            raw.state() & crate::HAS_WAITERS,
+            raw.state() & crate::layout::HAS_WAITERS,
             0,
             "the timed-out waiter dequeued"
         );
         // A waiter queued behind us gets the mutex from a fair unlock.
         let t = std::thread::spawn(|| *M.lock() += 1);
-        while raw.state() & crate::HAS_WAITERS == 0 {
+        while raw.state() & crate::layout::HAS_WAITERS == 0 {
             std::thread::yield_now();
         }
         MutexGuard::unlock_fair(g);

@@ -23,6 +23,17 @@
 use crate::sync::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Futex, Ordering};
 use crate::wait_event::WaitEvent;
 
+/// The `spins_per_delay` estimate's bounds and start value (`s_lock.h`; also re-exported as
+/// `s_lock::*`). The estimate itself lives in the records and in the table (`ProcGlobal`), and
+/// the spin delay of `s_lock.rs` adapts it.
+/// Lower bound of `spins_per_delay` (`MIN_SPINS_PER_DELAY`). Not 1: on Alpha the first TAS after
+/// a return from the kernel always failed.
+pub const MIN_SPINS_PER_DELAY: u32 = if cfg!(any(loom, shuttle)) { 1 } else { 10 };
+/// Upper bound of `spins_per_delay` (`MAX_SPINS_PER_DELAY`).
+pub const MAX_SPINS_PER_DELAY: u32 = if cfg!(any(loom, shuttle)) { 2 } else { 1000 };
+/// Initial `spins_per_delay` (`DEFAULT_SPINS_PER_DELAY`).
+pub const DEFAULT_SPINS_PER_DELAY: u32 = if cfg!(any(loom, shuttle)) { 1 } else { 100 };
+
 /// "No record": the end of a list, like `INVALID_PROC_NUMBER`.
 pub const INVALID_PROC: u32 = u32::MAX;
 
@@ -235,7 +246,7 @@ impl Proc {
             lw_next: AtomicU32::new(INVALID_PROC),
             lw_prev: AtomicU32::new(INVALID_PROC),
             wait_event: AtomicU32::new(0),
-            spins_per_delay: AtomicU32::new(crate::s_lock::DEFAULT_SPINS_PER_DELAY),
+            spins_per_delay: AtomicU32::new(DEFAULT_SPINS_PER_DELAY),
             rng: AtomicU64::new(0x9E37_79B9_7F4A_7C15 ^ (number as u64 + 1)),
             group: GroupLink {
                 next: AtomicU32::new(INVALID_PROC),
@@ -451,7 +462,7 @@ impl ProcTable {
                 .collect(),
             created: AtomicU32::new(0),
             free: crate::sync::Mutex::new(Vec::new()),
-            spins_per_delay: AtomicU32::new(crate::s_lock::DEFAULT_SPINS_PER_DELAY),
+            spins_per_delay: AtomicU32::new(DEFAULT_SPINS_PER_DELAY),
         }
     }
 
@@ -470,7 +481,7 @@ impl ProcTable {
     /// Takes a free record or creates one (`InitProcess`).
     fn register(&self) -> &'static Proc {
         #[cfg(feature = "fault-injection")]
-        crate::fault::registration_point();
+        registration_point();
         let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
         let number = match free.pop() {
             Some(n) => n,
@@ -620,10 +631,33 @@ pub fn shared_spins_per_delay() -> u32 {
 /// PostgreSQL's estimate likewise starts from `DEFAULT_SPINS_PER_DELAY` at postmaster start).
 pub fn set_shared_spins_per_delay(value: u32) {
     let v = value.clamp(
-        crate::s_lock::MIN_SPINS_PER_DELAY,
-        crate::s_lock::MAX_SPINS_PER_DELAY,
+        MIN_SPINS_PER_DELAY,
+        MAX_SPINS_PER_DELAY,
     );
     table().spins_per_delay.store(v, Ordering::Relaxed);
+}
+
+/// One sampled wait of one live thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WaitSample {
+    /// The thread's wait-record number (its `ProcNumber`).
+    pub proc: u32,
+    /// What it was waiting for at the moment of the sample.
+    pub event: WaitEvent,
+}
+
+/// Samples every live thread's current wait, like `SELECT wait_event_type, wait_event FROM
+/// pg_stat_activity`. Threads that are not waiting are included with [`WaitEvent::NONE`], so
+/// callers can count both waiting and running threads. One relaxed load per thread.
+pub fn sample_waits() -> Vec<WaitSample> {
+    let mut out = Vec::new();
+    for_each_live(|p| {
+        out.push(WaitSample {
+            proc: p.number(),
+            event: p.wait_event(),
+        });
+    });
+    out
 }
 
 /// Read-only probes of lock-internal state for model assertions (loom and shuttle only): a
@@ -638,6 +672,26 @@ pub mod probe {
     /// taken off by a waker). A SeqCst load: a probe, ordering nothing for the lock.
     pub fn is_queued(p: &Proc) -> bool {
         p.lw_waiting.load(Ordering::SeqCst) == lw_waiting::WAITING
+    }
+}
+
+#[cfg(feature = "fault-injection")]
+std::thread_local! {
+    static FAIL_REGISTRATION: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Makes the calling thread's next wait-record registration (its first use of a record, see
+/// [`Proc::current`]) panic, once (feature `fault-injection`; also `fault::fail_next_registration`).
+#[cfg(feature = "fault-injection")]
+pub fn fail_next_registration() {
+    FAIL_REGISTRATION.with(|f| f.set(true));
+}
+
+/// Called by the registration path: panics once if [`fail_next_registration`] was called.
+#[cfg(feature = "fault-injection")]
+fn registration_point() {
+    if FAIL_REGISTRATION.with(|f| f.replace(false)) {
+        panic!("injected fault: wait-record registration");
     }
 }
 
@@ -777,7 +831,7 @@ mod tests {
             me.report_wait_end();
         });
         let n = rx.recv().unwrap();
-        let samples = crate::sample_waits();
+        let samples = sample_waits();
         let mine = samples
             .iter()
             .find(|s| s.proc == n)

@@ -5,8 +5,8 @@
 //! classic LWLock's spinlock, the atomic LWLock's wait-list bit), which orders all accesses to
 //! the links; the link atomics are therefore Relaxed.
 
-use crate::proc::{Proc, INVALID_PROC};
-use crate::sync::Ordering::Relaxed;
+use crate::proc::{lw_mode, Proc, INVALID_PROC};
+use crate::sync::Ordering::{self, Relaxed};
 
 /// A list of wait records (`proclist_head`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,5 +91,22 @@ impl ProcList {
     pub fn next_of(p: &Proc) -> Option<&'static Proc> {
         let n = p.lw_next.load(Relaxed);
         (n != INVALID_PROC).then(|| Proc::by_number(n))
+    }
+
+    /// Puts `me` just behind the leading WAIT_UNTIL_FREE run of the list (the atomic LWLock's handoff owner's place,
+    /// invariant 7). Must run under the list's lock.
+    pub fn push_after_wait_until_free(&mut self, me: &Proc) {
+        let mut run = ProcList::EMPTY;
+        while let Some(w) = self.first() {
+            if w.lw_mode.load(Ordering::Relaxed) != lw_mode::WAIT_UNTIL_FREE {
+                break;
+            }
+            self.delete(w);
+            run.push_head(w); // reversed
+        }
+        self.push_head(me);
+        while let Some(w) = run.pop_head() {
+            self.push_head(w); // reversed again: the original order
+        }
     }
 }

@@ -32,13 +32,9 @@ use crate::proc::Proc;
 use crate::sync::{AtomicBool, Ordering, SpinEpoch};
 use crate::wait_event::{Tranche, WaitEvent};
 
-/// Lower bound of `spins_per_delay` (`MIN_SPINS_PER_DELAY`). Not 1: on Alpha the first TAS after
-/// a return from the kernel always failed.
-pub const MIN_SPINS_PER_DELAY: u32 = if cfg!(any(loom, shuttle)) { 1 } else { 10 };
-/// Upper bound of `spins_per_delay` (`MAX_SPINS_PER_DELAY`).
-pub const MAX_SPINS_PER_DELAY: u32 = if cfg!(any(loom, shuttle)) { 2 } else { 1000 };
-/// Initial `spins_per_delay` (`DEFAULT_SPINS_PER_DELAY`).
-pub const DEFAULT_SPINS_PER_DELAY: u32 = if cfg!(any(loom, shuttle)) { 1 } else { 100 };
+// The bounds of the `spins_per_delay` estimate live with the estimate, in the wait records
+// (`proc`, as `ProcGlobal->spins_per_delay` does); re-exported here under their `s_lock.h` names.
+pub use crate::proc::{DEFAULT_SPINS_PER_DELAY, MAX_SPINS_PER_DELAY, MIN_SPINS_PER_DELAY};
 /// Sleeps before a spinlock is declared stuck (`NUM_DELAYS`).
 pub const NUM_DELAYS: u32 = 1000;
 /// First sleep, in microseconds (`MIN_DELAY_USEC`, 1 ms).

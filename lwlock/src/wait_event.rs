@@ -192,29 +192,6 @@ impl std::fmt::Display for WaitEvent {
     }
 }
 
-/// One sampled wait of one live thread.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WaitSample {
-    /// The thread's wait-record number (its `ProcNumber`).
-    pub proc: u32,
-    /// What it was waiting for at the moment of the sample.
-    pub event: WaitEvent,
-}
-
-/// Samples every live thread's current wait, like `SELECT wait_event_type, wait_event FROM
-/// pg_stat_activity`. Threads that are not waiting are included with [`WaitEvent::NONE`], so
-/// callers can count both waiting and running threads. One relaxed load per thread.
-pub fn sample_waits() -> Vec<WaitSample> {
-    let mut out = Vec::new();
-    crate::proc::for_each_live(|p| {
-        out.push(WaitSample {
-            proc: p.number(),
-            event: p.wait_event(),
-        });
-    });
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,10 +7,8 @@
 #![cfg(not(any(loom, shuttle, lwsim)))]
 
 use lwlock::lock_api::{RwLockUpgradableReadGuard, RwLockWriteGuard};
-use lwlock::{
-    BargingRwLock, RawAtomicLwLock, RawHandoffLwLock, RawLwLock, RwLock, HANDOFF, HAS_WAITERS,
-    LOCK_MASK, UPGRADABLE,
-};
+use lwlock::layout::{HANDOFF, HAS_WAITERS, LOCK_MASK, UPGRADABLE, VAL_EXCLUSIVE};
+use lwlock::{BargingRwLock, RawAtomicLwLock, RawHandoffLwLock, RawLwLock, RwLock};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread;
@@ -121,7 +119,7 @@ fn upgrade_waits<R: Raw>() {
     });
     // The upgrader closes the lock to new readers once it upgrades.
     // SAFETY: only the word is read.
-    while unsafe { l.raw() }.word() & lwlock::VAL_EXCLUSIVE == 0 {
+    while unsafe { l.raw() }.word() & VAL_EXCLUSIVE == 0 {
         thread::yield_now();
     }
     thread::sleep(Duration::from_millis(5));

@@ -194,8 +194,8 @@ fn sleeping_waiter_is_sampled_classic() {
 #[test]
 fn drop_in_read_overflow_panics() {
     let l = lwlock::RwLock::new(0u8);
-    let mut guards = Vec::with_capacity(lwlock::MAX_SHARED as usize);
-    for _ in 0..lwlock::MAX_SHARED {
+    let mut guards = Vec::with_capacity(lwlock::layout::MAX_SHARED as usize);
+    for _ in 0..lwlock::layout::MAX_SHARED {
         guards.push(l.try_read().expect("below the limit"));
     }
     let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

@@ -72,7 +72,7 @@ fn run_thread(id: u64, early_buffer: bool) {
     let raw = unsafe { SHARED.raw() };
     for k in 1..=(2 + u32::from(early_buffer)) {
         // Wait until the thread is queued behind us, let it through, and take the lock back.
-        while raw.state() & lwlock::HAS_WAITERS == 0 {
+        while raw.state() & lwlock::layout::HAS_WAITERS == 0 {
             std::thread::sleep(Duration::from_millis(1));
         }
         drop(w.take());

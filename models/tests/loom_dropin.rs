@@ -10,10 +10,8 @@
 #![cfg(loom)]
 
 use lwlock::sync::{self, Futex, Ordering};
-use lwlock::{
-    Mode, Proc, RawAtomicLwLock, RawHandoffLwLock, RawLwLock, RawTaskFairLwLock, HANDOFF,
-    HAS_WAITERS,
-};
+use lwlock::layout::{HANDOFF, HAS_WAITERS};
+use lwlock::{Mode, Proc, RawAtomicLwLock, RawHandoffLwLock, RawLwLock, RawTaskFairLwLock};
 use models::scenarios::{spawn, Shared};
 use std::sync::Arc;
 

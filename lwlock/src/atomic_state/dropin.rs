@@ -40,14 +40,15 @@
 //!   owner is the first non-WAIT_UNTIL_FREE entry, so PostgreSQL's wake pass picks it alone);
 //!   the owner's attempt ignores the bit and clears it.
 
-use super::{
-    lw_mode, lw_waiting, take_granted, AtomicLwLock, Attempt, Policy, Want, HANDOFF, HAS_WAITERS,
-    LOCKED, LOCK_MASK, RELEASE_OK, SHARED_MASK, UPGRADABLE, VAL_EXCLUSIVE, VAL_SHARED,
+use super::layout::{
+    HANDOFF, HAS_WAITERS, LOCKED, LOCK_MASK, RELEASE_OK, SHARED_MASK, UPGRADABLE, VAL_EXCLUSIVE,
+    VAL_SHARED,
 };
+use super::{take_granted, AtomicLwLock, Attempt, Policy, Want};
 #[allow(unused_imports)] // rustdoc links
 use super::{Barging, Handoff, TaskFair};
 use crate::elog::CritSection;
-use crate::proc::Proc;
+use crate::proc::{lw_mode, lw_waiting, Proc};
 use crate::proclist::ProcList;
 use crate::raw::{Mode, RawLwLock};
 use crate::stats::Stat;
@@ -63,23 +64,6 @@ const DOWNGRADE_DELTA: u32 = VAL_EXCLUSIVE - VAL_SHARED;
 
 /// How soon a writer that found the handoff owned by another looks again.
 const REARM_MIN_NANOS: u64 = 100_000;
-
-/// Puts `me` just behind the leading WAIT_UNTIL_FREE run of `l` (the handoff owner's place,
-/// invariant 7). Must run under the list's lock.
-pub(super) fn push_after_wait_until_free(l: &mut ProcList, me: &Proc) {
-    let mut run = ProcList::EMPTY;
-    while let Some(w) = l.first() {
-        if w.lw_mode.load(Ordering::Relaxed) != lw_mode::WAIT_UNTIL_FREE {
-            break;
-        }
-        l.delete(w);
-        run.push_head(w); // reversed
-    }
-    l.push_head(me);
-    while let Some(w) = run.pop_head() {
-        l.push_head(w); // reversed again: the original order
-    }
-}
 
 /// How a timed or bounded sleep ended.
 enum Woke {
@@ -339,7 +323,7 @@ impl<P: Policy> AtomicLwLock<P> {
             unsafe {
                 self.with_waiters(|l| {
                     l.delete(me);
-                    push_after_wait_until_free(l, me);
+                    l.push_after_wait_until_free(me);
                 })
             };
             // Relaxed, like HAS_WAITERS: only the word's modification order matters. A release
@@ -375,7 +359,7 @@ impl<P: Policy> AtomicLwLock<P> {
         unsafe {
             self.with_waiters(|l| {
                 if take {
-                    push_after_wait_until_free(l, me)
+                    l.push_after_wait_until_free(me)
                 } else {
                     l.push_tail(me)
                 }

@@ -1,0 +1,98 @@
+//! The atomic LWLock's state word: its bits, the states they encode, the invariants every
+//! operation keeps and the memory orderings that order them (`lwlock.c`'s `LW_FLAG_*`,
+//! `LW_VAL_*` and `LW_LOCK_MASK`). The lock itself is [`AtomicLwLock`](crate::AtomicLwLock);
+//! tests and models read its word with `state()`/`word()` and test it against these bits.
+//!
+//! # State
+//! ```text
+//!  31   30           29          28       27   26        25           24          23..0
+//! [ 0 | HAS_WAITERS | RELEASE_OK | LOCKED | 0 | HANDOFF | UPGRADABLE | EXCLUSIVE | shared count ]
+//! ```
+//! (PostgreSQL 9.6–17 positions for bits 28–30, 24 and 23..0; bits 25 and 26 are this
+//! library's, beyond PostgreSQL, and stay zero unless the drop-in capabilities of
+//! `atomic_state/dropin.rs` are used or the policy is [`Handoff`](crate::Handoff) or [`TaskFair`](crate::TaskFair).) The lock is free iff
+//! `state & LOCK_MASK == 0`.
+//!
+//! | EXCLUSIVE | UPGRADABLE | shared | meaning                                                  |
+//! |-----------|------------|--------|----------------------------------------------------------|
+//! | 0         | 0          | 0      | free                                                     |
+//! | 0         | 0          | n > 0  | held shared by n threads                                 |
+//! | 0         | 1          | n > 0  | one upgradable holder (counted in n) and n − 1 readers    |
+//! | 1         | 0          | 0      | held exclusively by one thread                           |
+//! | 1         | 0          | n > 0  | upgrading: the former upgradable holder owns EXCLUSIVE and waits for the n readers to leave |
+//! | 0         | 1          | 0      | impossible                                               |
+//! | 1         | 1          | any    | impossible                                               |
+//!
+//! `HANDOFF` (policies [`Handoff`](crate::Handoff) and [`TaskFair`](crate::TaskFair) only) is independent of the rows above: an exclusive waiter
+//! that has waited longer than the bound owns it; while it is set no newcomer takes the lock
+//! (shared, upgradable or exclusive; recursive reads excepted), and the next release that frees
+//! the lock wakes the owner whatever `RELEASE_OK` says.
+//!
+//! # Invariants
+//! 1. `EXCLUSIVE` is added only when `state & LOCK_MASK == 0`, a shared unit only when
+//!    `EXCLUSIVE` is clear and the count is below [`MAX_SHARED`]; both validated by a CAS.
+//! 2. The wait list (head/tail here, links in the records) is read or written only while holding
+//!    `LOCKED`.
+//! 3. `HAS_WAITERS` is never clear while the wait list is non-empty (it may be stale-set, which
+//!    costs one spurious wakeup pass).
+//! 4. `RELEASE_OK` clear implies that a woken shared/exclusive waiter has not yet re-enabled it.
+//! 5. A record's `lw_waiting` goes NOT_WAITING → WAITING (owner, under LOCKED) → PENDING_WAKEUP
+//!    (waker, under LOCKED, after unlinking) → NOT_WAITING (waker, Release, after its last access
+//!    to the record's links). Only DequeueSelf (or a timed-out waiter, the same way) may take its
+//!    own WAITING record off the list.
+//! 6. (Beyond PostgreSQL.) `UPGRADABLE` is set only together with one shared unit, and only when
+//!    `EXCLUSIVE` and `UPGRADABLE` are clear (one upgradable holder). `EXCLUSIVE` with a non-zero
+//!    shared count exists only while that holder upgrades: no shared unit is added then except by
+//!    a recursive read (which needs a count above zero), and the shared release that brings the
+//!    count to zero wakes the upgrader (a futex wake on the state word).
+//! 7. (Policies [`Handoff`](crate::Handoff), [`TaskFair`](crate::TaskFair).) `HANDOFF` is set only by an exclusive waiter that is on the list,
+//!    under LOCKED, moving itself to just behind the leading WAIT_UNTIL_FREE run; its owner is
+//!    then the first non-WAIT_UNTIL_FREE entry whenever it is on the list (it re-queues there)
+//!    and is the only thread whose exclusive attempt ignores the bit. The owner clears it when it
+//!    takes the lock, or when it gives up (a timed wait), then waking the waiters the bit held
+//!    back; a fair unlock that hands the lock to the owner clears it for it.
+//! 8. (Fair unlock.) A waker that hands the lock over adds the waiters' holds to the word itself
+//!    (one AcqRel CAS, under LOCKED) and sets their `lw_granted` before `NOT_WAITING`: a granted
+//!    waiter owns the lock when it wakes and does not attempt it again.
+//!
+//! # Memory orderings
+//! * Acquire CAS (`attempt_lock`) / Release `fetch_sub` (`release`): the critical sections.
+//! * `LOCKED`: `fetch_or(Acquire)` / `fetch_and(Release)` or the Release CAS in `wakeup`: orders
+//!   the wait list (invariant 2).
+//! * `HAS_WAITERS`/`RELEASE_OK` updates are Relaxed: they publish no data. **No lost wakeup** needs
+//!   only that they are RMWs on the same word as the lock bits. A waiter sets `HAS_WAITERS` before
+//!   its re-check CAS; a releaser learns of waiters from the value its own `fetch_sub` returns. The
+//!   modification order of `state` puts the release either before the waiter's re-check (which
+//!   then sees the lock free and takes it) or after `HAS_WAITERS` (and the releaser wakes). The
+//!   waker takes `LOCKED`, which the waiter held while queueing, so it finds the waiter.
+//! * `lw_waiting = NOT_WAITING` is a Release store paired with the sleeper's Acquire load (and the
+//!   semaphore's own Release/Acquire): the unlink is visible before the record can queue again
+//!   elsewhere (PostgreSQL's `pg_write_barrier` of `37de8de9e3`).
+//! * Variable: `swap(AcqRel)` in `update_var`/`release_clear_var`, `Acquire` loads of the state
+//!   and the variable in the conflict check. The re-check after queueing runs after the waiter's
+//!   wait-list lock/unlock, so an update that finished before the waiter queued is seen (it
+//!   precedes the updater's own wait-list lock).
+
+/// Someone is (or may be) on the wait list. Never clear while the list is non-empty.
+pub const HAS_WAITERS: u32 = 1 << 30;
+/// Releasers may wake waiters. Cleared by a waker that woke a shared/exclusive waiter; set again
+/// by the first woken thread that runs (or by DequeueSelf, or by a WaitForVar queuer).
+pub const RELEASE_OK: u32 = 1 << 29;
+/// The wait-list spinlock bit. Does not block acquire/release CASes (they just retry).
+pub const LOCKED: u32 = 1 << 28;
+/// Added to the word by an exclusive holder; only when `LOCK_MASK` bits are all zero.
+pub const VAL_EXCLUSIVE: u32 = 1 << 24;
+/// Added to the word per shared holder; only while `VAL_EXCLUSIVE` is clear.
+pub const VAL_SHARED: u32 = 1;
+/// The shared-holder count.
+pub const SHARED_MASK: u32 = VAL_EXCLUSIVE - 1;
+/// Shared count plus exclusive bit: the lock is free iff these are all zero.
+pub const LOCK_MASK: u32 = SHARED_MASK | VAL_EXCLUSIVE;
+/// Most shared holders at once (16 777 215); one more panics.
+pub const MAX_SHARED: u32 = SHARED_MASK;
+/// One upgradable holder exists; it holds one shared unit besides (invariant 6). Beyond
+/// PostgreSQL.
+pub const UPGRADABLE: u32 = 1 << 25;
+/// Policies [`Handoff`](crate::Handoff) and [`TaskFair`](crate::TaskFair): an exclusive waiter waited past the bound and owns the handoff; newcomers
+/// queue (invariant 7). Beyond PostgreSQL; never set under policy [`Barging`](crate::Barging).
+pub const HANDOFF: u32 = 1 << 26;
