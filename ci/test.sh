@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test of the workspace: unit, integration and doc tests (debug; they include the
-# fault-injection sweep, the unwind regressions and the broken-lock harness check), the API docs
+# Runs every test of the workspace: the import-circle check (ci/import-cycles.py), unit,
+# integration and doc tests (debug; they include the fault-injection sweep, the unwind
+# regressions and the broken-lock harness check), the API docs
 # with warnings denied, parking_lot's own unit tests against lwlock (ci/peer-suites.sh), the same with
 # the `stats` feature, the stress tests in release, the fault-injection sweep in release with its
 # counts, a 60 s torture run, and the loom/shuttle models with their mutation tests
@@ -10,6 +11,10 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
 start=$(date +%s)
+
+step "no import circle between the files of a crate (the checker's self-test, then the workspace)"
+ci/import-cycles.py --self-test
+ci/import-cycles.py
 
 step "unit, integration and doc tests (debug)"
 cargo test --workspace --all-targets
