@@ -44,8 +44,8 @@
 //! waker's NOT_WAITING store is Release (the `pg_write_barrier` of `37de8de9e3`), paired with the
 //! waiter's Acquire load.
 
-use crate::layout::MAX_SHARED;
 use crate::elog::CritSection;
+use crate::layout::MAX_SHARED;
 use crate::proc::{lw_mode, lw_waiting, Proc};
 use crate::proclist::ProcList;
 use crate::raw::{AcquireOrWait, Mode, RawLwLock};

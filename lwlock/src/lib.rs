@@ -63,6 +63,12 @@
 //! ```
 #![deny(missing_docs)]
 
+// The files form layers; each names only files of the layers before it (no import circle,
+// checked by ci/import-cycles.py):
+//   sync (the shim) -> stats, wait_event, elog, mutant -> proc (wait records) -> proclist,
+//   s_lock (spinlock, spin delay) -> raw (the trait) -> fault -> the locks (atomic_state with
+//   layout and dropin, classic, reader_bias) -> the drop-in types (mutex, condvar, remutex,
+//   rwlock, lock_api_adapter, lock_api_05).
 pub mod sync;
 
 pub mod mutant;

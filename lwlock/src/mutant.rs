@@ -17,7 +17,7 @@
 //!
 //! `mutant!("NAME")` is `cfg!(lwlock_mutant = "NAME")`, a constant `false` in every normal build
 //! (so the broken branch is compiled out), plus, in a `--cfg lwlock_mutant="runtime"` build, the
-//! run-time check [`runtime_mutant`].
+//! run-time check `runtime_mutant`.
 
 /// `mutant!("name")`: whether the deliberately broken variant `name` is active.
 ///

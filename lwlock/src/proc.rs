@@ -1,7 +1,8 @@
 //! Per-thread wait records: the `PGPROC` of this library, and its counting semaphore.
 //!
-//! Mirrors `InitProcess`/`ProcKill` (`proc.c`), the LWLock fields of `PGPROC` (`proc.h`) and
-//! `PGSemaphoreLock`/`PGSemaphoreUnlock` (`posix_sema.c`).
+//! Mirrors `InitProcess`/`ProcKill` (`proc.c`), the LWLock fields of `PGPROC` (`proc.h`),
+//! `PGSemaphoreLock`/`PGSemaphoreUnlock` (`posix_sema.c`) and, in [`sample_waits`], the
+//! `pg_stat_activity` view of every live record's wait event (`pgstat_get_wait_event`).
 //!
 //! # Design
 //! Every thread that ever has to wait gets one [`Proc`], registered on first use and returned to a
@@ -630,10 +631,7 @@ pub fn shared_spins_per_delay() -> u32 {
 /// (benchmarks reset it per data point, so that a point does not depend on what ran before it;
 /// PostgreSQL's estimate likewise starts from `DEFAULT_SPINS_PER_DELAY` at postmaster start).
 pub fn set_shared_spins_per_delay(value: u32) {
-    let v = value.clamp(
-        MIN_SPINS_PER_DELAY,
-        MAX_SPINS_PER_DELAY,
-    );
+    let v = value.clamp(MIN_SPINS_PER_DELAY, MAX_SPINS_PER_DELAY);
     table().spins_per_delay.store(v, Ordering::Relaxed);
 }
 

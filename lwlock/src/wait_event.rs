@@ -7,7 +7,8 @@
 //! own tranche). While a thread waits, its wait record holds one `u32` [`WaitEvent`]: the class in
 //! the top byte and the event id (the tranche, or an IPC event) in the low 16 bits. Publication is a
 //! single relaxed store, exactly like PostgreSQL's volatile store into `MyProc->wait_event_info`;
-//! samplers read the word once, so samples are racy but never torn.
+//! samplers read the word once, so samples are racy but never torn. The sampler itself
+//! ([`sample_waits`](crate::sample_waits)) walks the wait records, so it lives with them in `proc`.
 //!
 //! Unlike PostgreSQL, which shows only the semaphore sleep, this library also publishes *spinning*
 //! (on the classic LWLock's mutex and on the atomic LWLock's wait-list bit) as its own class, so the

@@ -6,8 +6,8 @@
 //! queue (the assertions hold whatever the timing).
 #![cfg(not(any(loom, shuttle, lwsim)))]
 
-use lwlock::lock_api::{RwLockUpgradableReadGuard, RwLockWriteGuard};
 use lwlock::layout::{HANDOFF, HAS_WAITERS, LOCK_MASK, UPGRADABLE, VAL_EXCLUSIVE};
+use lwlock::lock_api::{RwLockUpgradableReadGuard, RwLockWriteGuard};
 use lwlock::{BargingRwLock, RawAtomicLwLock, RawHandoffLwLock, RawLwLock, RwLock};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};

@@ -9,8 +9,8 @@
 //! every interleaving of that moment with the waker's pass is explored.
 #![cfg(loom)]
 
-use lwlock::sync::{self, Futex, Ordering};
 use lwlock::layout::{HANDOFF, HAS_WAITERS};
+use lwlock::sync::{self, Futex, Ordering};
 use lwlock::{Mode, Proc, RawAtomicLwLock, RawHandoffLwLock, RawLwLock, RawTaskFairLwLock};
 use models::scenarios::{spawn, Shared};
 use std::sync::Arc;
