@@ -1,6 +1,7 @@
 //! Mutants: deliberately broken variants of the project's locks, which prove that each model and
 //! test can fail. The one description of the three kinds; `ci/mutation.list` names every mutant
-//! with its kind, and `ci/mutation.sh` runs them (`ci/models.sh` the CI sample).
+//! with its kind, and `ci/mutation.sh` runs them (`ci/models.sh` the CI sample). No PostgreSQL
+//! counterpart: test tooling.
 //!
 //! * **runtime**: a `lwlock::mutant!("NAME")` branch in the source, selected at run time by the
 //!   environment variable `LWLOCK_MUTANT=NAME` in the builds with

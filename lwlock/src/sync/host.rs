@@ -1,6 +1,9 @@
 //! What several backends take from the host unchanged: the `UnsafeCell` wrapper over std's cell
 //! (every backend but loom, whose cells are tracked), the real monotonic clock and the no-op
 //! [`touch`] (every backend but lwsim, which has virtual time and charges plain data).
+//!
+//! Mirrors `instr_time`'s monotonic clock (`portability/instr_time.h`); the cell has no
+//! PostgreSQL counterpart (C accesses shared memory directly).
 
 /// An `UnsafeCell` with loom's closure API on every backend.
 ///

@@ -1,6 +1,9 @@
 //! The loom backend (`--cfg loom`): loom's atomics and `UnsafeCell` (so a missing ordering around
 //! protected data is reported as a race), loom's threads, and the futex emulation of
 //! `sync/model.rs`.
+//!
+//! Mirrors what the std backend (`sync/std.rs`) mirrors: `pg_atomic_*`, the semaphore's futex,
+//! `pg_usleep`, here as a model checker's operations.
 
 pub use super::host::{clock_nanos, touch};
 pub use super::model::{sleep_micros, spin_loop, wait_word, wait_word_until, wake_all_word, Futex};

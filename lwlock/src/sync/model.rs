@@ -5,6 +5,9 @@
 //! respect to wakers" semantics with one mutex and condvar per futex word, so a lost wakeup is
 //! reported as a deadlock rather than a livelock; the address-keyed calls ([`wait_word`]) share
 //! one per-execution mutex and condvar.
+//!
+//! Mirrors the kernel futex contract (FUTEX_WAIT/FUTEX_WAKE) that the semaphores of
+//! `posix_sema.c` rest on, and `pg_usleep` as a yield.
 
 #[cfg(loom)]
 use loom as checker;

@@ -1,5 +1,8 @@
 //! The shuttle backend (`--cfg shuttle`): shuttle's atomics (all SeqCst) and threads, std's cell,
 //! and the futex emulation of `sync/model.rs`.
+//!
+//! Mirrors what the std backend (`sync/std.rs`) mirrors: `pg_atomic_*`, the semaphore's futex,
+//! `pg_usleep`, here as a model checker's operations.
 
 pub use super::host::{clock_nanos, touch, UnsafeCell};
 pub use super::model::{sleep_micros, spin_loop, wait_word, wait_word_until, wake_all_word, Futex};

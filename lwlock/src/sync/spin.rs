@@ -1,7 +1,8 @@
 //! Spin waits that a model checker can finish: the release epoch (loom) and the model spin
 //! limit (loom and shuttle). Every spin loop of the project is one statement in every build
 //! ([`SpinEpoch::wait`], [`release_word`], [`spin_released`], [`spin_limit`]); only what the
-//! statement does differs under the models.
+//! statement does differs under the models. Mirrors `S_UNLOCK` and `SPIN_DELAY` (`s_lock.h`) as
+//! the spin loops of `s_lock.c` and `lwlock.c` use them.
 //!
 //! # The release epoch (loom)
 //! loom explores every choice at every yield, so two threads spinning on a word held by a third
