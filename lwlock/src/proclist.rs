@@ -6,7 +6,7 @@
 //! the links; the link atomics are therefore Relaxed.
 
 use crate::proc::{lw_mode, Proc, INVALID_PROC};
-use crate::sync::Ordering::{self, Relaxed};
+use crate::sync::Ordering::Relaxed;
 
 /// A list of wait records (`proclist_head`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,12 +93,12 @@ impl ProcList {
         (n != INVALID_PROC).then(|| Proc::by_number(n))
     }
 
-    /// Puts `me` just behind the leading WAIT_UNTIL_FREE run of the list (the atomic LWLock's handoff owner's place,
-    /// invariant 7). Must run under the list's lock.
+    /// Puts `me` just behind the leading WAIT_UNTIL_FREE run of the list: the place of the atomic
+    /// LWLock's handoff owner (`layout`, invariant 7). Must run under the list's lock.
     pub fn push_after_wait_until_free(&mut self, me: &Proc) {
         let mut run = ProcList::EMPTY;
         while let Some(w) = self.first() {
-            if w.lw_mode.load(Ordering::Relaxed) != lw_mode::WAIT_UNTIL_FREE {
+            if w.lw_mode.load(Relaxed) != lw_mode::WAIT_UNTIL_FREE {
                 break;
             }
             self.delete(w);
