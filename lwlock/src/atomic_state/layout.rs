@@ -10,8 +10,8 @@
 //! ```
 //! (PostgreSQL 9.6–17 positions for bits 28–30, 24 and 23..0; bits 25 and 26 are this
 //! library's, beyond PostgreSQL, and stay zero unless the drop-in capabilities of
-//! `atomic_state/dropin.rs` are used or the policy is [`Handoff`](crate::Handoff) or [`TaskFair`](crate::TaskFair).) The lock is free iff
-//! `state & LOCK_MASK == 0`.
+//! `atomic_state/dropin.rs` are used or the policy is [`Handoff`] or [`TaskFair`].) The lock is
+//! free iff `state & LOCK_MASK == 0`.
 //!
 //! | EXCLUSIVE | UPGRADABLE | shared | meaning                                                  |
 //! |-----------|------------|--------|----------------------------------------------------------|
@@ -23,10 +23,10 @@
 //! | 0         | 1          | 0      | impossible                                               |
 //! | 1         | 1          | any    | impossible                                               |
 //!
-//! `HANDOFF` (policies [`Handoff`](crate::Handoff) and [`TaskFair`](crate::TaskFair) only) is independent of the rows above: an exclusive waiter
-//! that has waited longer than the bound owns it; while it is set no newcomer takes the lock
-//! (shared, upgradable or exclusive; recursive reads excepted), and the next release that frees
-//! the lock wakes the owner whatever `RELEASE_OK` says.
+//! `HANDOFF` (policies [`Handoff`] and [`TaskFair`] only) is independent of the rows above: an
+//! exclusive waiter that has waited longer than the bound owns it; while it is set no newcomer
+//! takes the lock (shared, upgradable or exclusive; recursive reads excepted), and the next release
+//! that frees the lock wakes the owner whatever `RELEASE_OK` says.
 //!
 //! # Invariants
 //! 1. `EXCLUSIVE` is added only when `state & LOCK_MASK == 0`, a shared unit only when
@@ -45,12 +45,12 @@
 //!    shared count exists only while that holder upgrades: no shared unit is added then except by
 //!    a recursive read (which needs a count above zero), and the shared release that brings the
 //!    count to zero wakes the upgrader (a futex wake on the state word).
-//! 7. (Policies [`Handoff`](crate::Handoff), [`TaskFair`](crate::TaskFair).) `HANDOFF` is set only by an exclusive waiter that is on the list,
-//!    under LOCKED, moving itself to just behind the leading WAIT_UNTIL_FREE run; its owner is
-//!    then the first non-WAIT_UNTIL_FREE entry whenever it is on the list (it re-queues there)
-//!    and is the only thread whose exclusive attempt ignores the bit. The owner clears it when it
-//!    takes the lock, or when it gives up (a timed wait), then waking the waiters the bit held
-//!    back; a fair unlock that hands the lock to the owner clears it for it.
+//! 7. (Policies [`Handoff`], [`TaskFair`].) `HANDOFF` is set only by an exclusive waiter that is on
+//!    the list, under LOCKED, moving itself to just behind the leading WAIT_UNTIL_FREE run; its
+//!    owner is then the first non-WAIT_UNTIL_FREE entry whenever it is on the list (it re-queues
+//!    there) and is the only thread whose exclusive attempt ignores the bit. The owner clears it
+//!    when it takes the lock, or when it gives up (a timed wait), then waking the waiters the bit
+//!    held back; a fair unlock that hands the lock to the owner clears it for it.
 //! 8. (Fair unlock.) A waker that hands the lock over adds the waiters' holds to the word itself
 //!    (one AcqRel CAS, under LOCKED) and sets their `lw_granted` before `NOT_WAITING`: a granted
 //!    waiter owns the lock when it wakes and does not attempt it again.
@@ -72,6 +72,9 @@
 //!   and the variable in the conflict check. The re-check after queueing runs after the waiter's
 //!   wait-list lock/unlock, so an update that finished before the waiter queued is seen (it
 //!   precedes the updater's own wait-list lock).
+//!
+//! [`Handoff`]: crate::Handoff
+//! [`TaskFair`]: crate::TaskFair
 
 /// Someone is (or may be) on the wait list. Never clear while the list is non-empty.
 pub const HAS_WAITERS: u32 = 1 << 30;
@@ -93,6 +96,11 @@ pub const MAX_SHARED: u32 = SHARED_MASK;
 /// One upgradable holder exists; it holds one shared unit besides (invariant 6). Beyond
 /// PostgreSQL.
 pub const UPGRADABLE: u32 = 1 << 25;
-/// Policies [`Handoff`](crate::Handoff) and [`TaskFair`](crate::TaskFair): an exclusive waiter waited past the bound and owns the handoff; newcomers
-/// queue (invariant 7). Beyond PostgreSQL; never set under policy [`Barging`](crate::Barging).
+/// Policies [`Handoff`] and [`TaskFair`]: an exclusive waiter waited past the bound and owns the
+/// handoff; newcomers queue (invariant 7). Beyond PostgreSQL; never set under policy
+/// [`Barging`].
+///
+/// [`Handoff`]: crate::Handoff
+/// [`TaskFair`]: crate::TaskFair
+/// [`Barging`]: crate::Barging
 pub const HANDOFF: u32 = 1 << 26;
