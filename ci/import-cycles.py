@@ -553,16 +553,18 @@ def check(root, only=(), show_edges=False, out=sys.stdout):
                 print(f"  edge {rel(a)} -> {rel(b)}   ({rel(a)}:{line} {text})", file=out)
         found = cycles(nodes, all_edges)
         if not found:
-            print(f"{crate}: no import cycle ({len(files)} files)", file=out)
+            print(f"{crate}: no import circle ({len(files)} files)", file=out)
             continue
         bad += 1
-        print(f"{crate}: {len(found)} import cycle(s)", file=out)
+        print(f"{crate}: {len(found)} import circle(s)", file=out)
         for chains in found:
+            members = sorted({rel(f) for chain in chains for f in chain})
+            print(f"  circle of {len(members)} files: {', '.join(members)}", file=out)
             for chain in chains:
-                print("  cycle: " + " -> ".join(rel(f) for f in chain), file=out)
+                print("    cycle: " + " -> ".join(rel(f) for f in chain), file=out)
                 for a, b in zip(chain, chain[1:]):
                     line, text = all_edges[(a, b)]
-                    print(f"      {rel(a)}:{line}: {text}", file=out)
+                    print(f"        {rel(a)}:{line}: {text}", file=out)
     return bad
 
 
@@ -601,10 +603,10 @@ def self_test():
                            capture_output=True, text=True)
         out = r.stdout
         ok = (r.returncode == 1
-              and "circle: 1 import cycle(s)" in out
+              and "circle: 1 import circle(s)" in out
               and re.search(r"cycle: circle/src/a\.rs -> circle/src/b\.rs -> circle/src/a\.rs",
                             out)
-              and "layered: no import cycle (7 files)" in out)
+              and "layered: no import circle (7 files)" in out)
         r2 = subprocess.run([sys.executable, os.path.abspath(__file__), "--root", d,
                              "--crate", "layered", "--edges"], capture_output=True, text=True)
         want = {("layered/src/high.rs", "layered/src/low.rs"),
