@@ -8,7 +8,7 @@
 //! All three are exclusive-only: they implement [`RawLwLock`](crate::RawLwLock) with
 //! [`Mode::Shared`](crate::Mode::Shared) taken as exclusive, so that every harness (lwbench,
 //! lwsim's sweep) runs them like the project's locks. They build in every configuration (std,
-//! loom, shuttle, lwsim); [`sweep`] (`--cfg lwsim` only) is the lock workload the simulator's
+//! loom, shuttle, lwsim); `sweep` (`--cfg lwsim` only) is the lock workload the simulator's
 //! sweeps and validation tests run on them.
 
 mod mcs;
