@@ -17,6 +17,9 @@ pub struct McsNode {
 }
 
 crate::sync::model_thread_local! {
+    /// This thread's node. (Not a `const` initializer: the same macro call serves loom's and
+    /// shuttle's `thread_local!`, which take none.)
+    #[allow(clippy::missing_const_for_thread_local)]
     static MCS_NODE: McsNode = McsNode {
         locked: AtomicBool::new(false),
         next: AtomicPtr::new(std::ptr::null_mut()),
