@@ -1,4 +1,4 @@
-//! The lwsim backend's glue: the [`lwsim`](::lwsim) crate (a many-core machine in software:
+//! The lwsim backend's glue: the [`lwsim`] crate (a many-core machine in software:
 //! coherence directory, OS model, smallest-virtual-clock scheduler on shuttle's executor)
 //! re-exported as `lwlock::sync::lwsim`, which the shim's `--cfg lwsim` items and the project's
 //! harnesses reach.
