@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
-# lwsim: the many-core simulator (`--cfg lwsim`, its own target directory target/lwsim, since
-# RUSTFLAGS changes rebuild everything). Runs its validation tests (determinism, analytic limits,
-# TAS/ticket-vs-MCS shape, exact costs of the atomic and classic LWLocks, the OS model, the
-# FlexLock leader group), a short sweep, and the speed check (a 64-core, 10 ms virtual run of the
-# atomic LWLock under a 95/5 shared/exclusive mix must take at most 30 s), and lwbench's simulated
-# engine (bench/tests/sim_engine.rs, the ticket-lock example on the simulator).
+# lwsim: the many-core simulator. First the lwsim crate's own tests in a normal build (no cfg, no
+# lwlock: determinism, the analytic limits of one hot line and of own lines, the OS model's exact
+# costs, the profiles). Then the project on the simulator (`--cfg lwsim`, its own target directory
+# target/lwsim, since RUSTFLAGS changes rebuild everything): the validation tests on the project's
+# locks (determinism, TAS/ticket-vs-MCS shape, exact costs of the atomic and classic LWLocks,
+# lock-holder preemption, the FlexLock leader group), a short sweep, the speed check (a 64-core,
+# 10 ms virtual run of the atomic LWLock under a 95/5 shared/exclusive mix must take at most
+# 30 s), and lwbench's simulated engine (bench/tests/sim_engine.rs, the ticket-lock example on
+# the simulator).
 # Usage: ci/sim.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 unset CARGO_ENCODED_RUSTFLAGS
+
+echo "== lwsim: the simulator crate's own tests (a normal build)"
+cargo test -p lwsim
+
 export RUSTFLAGS="--cfg lwsim" CARGO_TARGET_DIR=target/lwsim
 
-echo "== lwsim: tests"
+echo "== lwsim: tests on the project's locks"
 cargo test --release -p lwlock --test sim_validation --test sim_os -- --nocapture
 cargo test --release -p flexlock --test sim_group
 

@@ -1,8 +1,7 @@
 //! A user's own lock in lwbench, without forking the harness: a ticket spinlock (Mellor-Crummey
 //! and Scott's, the one lwsim's validation shows collapsing past a knee; a variant beyond
-//! PostgreSQL, which never used one) written against `lwlock::sync`, registered by name in this
-//! `main`, and measured with the whole command line: every workload, every output file, the
-//! invariant checks and both engines.
+//! PostgreSQL, which never used one), registered by name in this `main` and measured with the
+//! whole command line: every workload, every output file, the invariant checks and both engines.
 //!
 //! ```sh
 //! cargo run --release -p bench --example ticket_lock -- --workload null-x,end-xact \
@@ -12,73 +11,18 @@
 //!     --threads 1,8,32
 //! ```
 //!
+//! The lock is [`lwlock::reference::TicketLock`] (`lwlock/src/reference/ticket.rs`), written the
+//! way a user writes one: against `lwlock::sync` only (its atomics and `spin_loop`, so the same
+//! code runs on real threads, under the model checkers and on the simulator), implementing
+//! lwlock's [`RawLwLock`](lwlock::RawLwLock) trait in full, with its state, invariants and
+//! orderings documented and a `SAFETY` argument for the trait's contract. A lock of one's own
+//! goes in one's own crate the same way; this `main` is all lwbench needs to run it.
+//!
 //! The lock is exclusive only: a shared acquire takes it exclusively, which the harness's checks
 //! accept (a shared section finds it held). It spins without ever sleeping, so with more threads
 //! than cores on a real machine a preempted ticket holder stalls everyone behind it.
 
-use lwlock::sync::{spin_loop, AtomicU32, Ordering};
-use lwlock::{AcquireOrWait, Mode, RawLwLock, Tranche};
-
-/// A ticket lock: take a ticket with one `fetch_add`, wait until it is served.
-///
-/// State: `next` (the next ticket to hand out) and `serving` (the ticket that holds the lock);
-/// free when they are equal. Invariants: `serving <= next` (wrapping); only the holder advances
-/// `serving`. Orderings: the ticket is Relaxed (it publishes nothing); the holder's Release
-/// store of `serving` pairs with the next holder's Acquire load, which orders the critical
-/// sections.
-#[derive(Debug, Default)]
-pub struct TicketLock {
-    next: AtomicU32,
-    serving: AtomicU32,
-}
-
-// SAFETY: tickets are unique (fetch_add); only the thread whose ticket equals `serving` holds the
-// lock, in either mode, and only it advances `serving` (Release), which the next holder's
-// Acquire load sees: at most one holder at a time, and its accesses happen before the next one's.
-unsafe impl RawLwLock for TicketLock {
-    const NAME: &'static str = "ticket";
-    fn with_tranche(_: Tranche) -> Self {
-        TicketLock::default()
-    }
-    fn acquire(&self, _: Mode) -> bool {
-        let me = self.next.fetch_add(1, Ordering::Relaxed);
-        let mut fast = true;
-        while self.serving.load(Ordering::Acquire) != me {
-            fast = false;
-            spin_loop();
-        }
-        fast
-    }
-    fn conditional_acquire(&self, _: Mode) -> bool {
-        // Acquire on success: pairs with the previous holder's Release of `serving`.
-        let s = self.serving.load(Ordering::Acquire);
-        self.next
-            .compare_exchange(s, s.wrapping_add(1), Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
-    }
-    fn acquire_or_wait(&self, mode: Mode) -> AcquireOrWait {
-        if self.conditional_acquire(mode) {
-            return AcquireOrWait::Acquired;
-        }
-        while self.is_locked() {
-            spin_loop();
-        }
-        AcquireOrWait::Waited
-    }
-    unsafe fn release(&self, _: Mode) {
-        let s = self.serving.load(Ordering::Relaxed);
-        self.serving.store(s.wrapping_add(1), Ordering::Release);
-    }
-    fn is_locked(&self) -> bool {
-        self.next.load(Ordering::Relaxed) != self.serving.load(Ordering::Relaxed)
-    }
-    fn is_locked_exclusive(&self) -> bool {
-        self.is_locked()
-    }
-    fn tranche(&self) -> Tranche {
-        Tranche::DEFAULT
-    }
-}
+pub use lwlock::reference::TicketLock;
 
 fn main() -> std::process::ExitCode {
     lwbench::Lwbench::new()

@@ -111,8 +111,8 @@ fn main() {
 
 #[cfg(lwsim)]
 fn main() {
-    use lwlock::sync::lwsim::reference::{McsLock, TasLock, TicketLock};
-    use lwlock::sync::lwsim::workload::{run_lock, Point, Workload};
+    use lwlock::reference::sweep::{run_lock, Point, Workload};
+    use lwlock::reference::{McsLock, TasLock, TicketLock};
     use lwlock::sync::lwsim::{Profile, SimConfig};
     use lwlock::{RawAtomicLwLock, RawClassicLwLock};
 

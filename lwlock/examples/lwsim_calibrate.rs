@@ -1,5 +1,5 @@
 //! Calibrates lwsim's `this-machine` profile: measures here, on real threads, the costs the
-//! simulator charges, and writes `lwlock/sim-profiles/this-machine.json` (or `--out PATH`).
+//! simulator charges, and writes `lwsim/profiles/this-machine.json` (or `--out PATH`).
 //!
 //! ```text
 //! cargo run --release -p lwlock --example lwsim_calibrate [-- --out PATH] [--quick]
@@ -193,7 +193,7 @@ fn main() {
         .unwrap_or_else(|| {
             concat!(
                 env!("CARGO_MANIFEST_DIR"),
-                "/sim-profiles/this-machine.json"
+                "/../lwsim/profiles/this-machine.json"
             )
             .to_string()
         });

@@ -23,7 +23,7 @@ fn main() {
 
 #[cfg(lwsim)]
 fn main() {
-    use lwlock::sync::lwsim::workload::{run_lock, Workload};
+    use lwlock::reference::sweep::{run_lock, Workload};
     use lwlock::sync::lwsim::{Profile, SimConfig};
     use lwlock::{RawAtomicLwLock, RawReaderBiasLwLock};
 

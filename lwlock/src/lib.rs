@@ -87,6 +87,7 @@ pub mod proc;
 mod proclist;
 mod raw;
 mod reader_bias;
+pub mod reference;
 #[cfg(not(loom))]
 mod remutex;
 mod rwlock;

@@ -1,7 +1,7 @@
 //! The smallest-virtual-clock-first shuttle scheduler and the entry point [`run`].
 
-use super::machine::{self, Machine, Report};
-use super::profile::Profile;
+use crate::machine::{self, Machine, Report};
+use crate::profile::Profile;
 use shuttle::scheduler::{Schedule, Scheduler, Task, TaskId};
 
 /// What to simulate.
@@ -74,7 +74,7 @@ impl Scheduler for SmallestClock {
 
 /// Runs `f` as the supervisor (main task) of a simulated machine and returns the counters.
 ///
-/// `f` spawns the simulated threads with [`crate::sync::thread::spawn`] and joins them. One
+/// `f` spawns the simulated threads with [`crate::thread::spawn`] and joins them. One
 /// simulation runs per OS thread at a time (the machine is a thread-local); a panic in a
 /// simulated thread (or a simulated deadlock) propagates.
 pub fn run<F>(cfg: SimConfig, f: F) -> Report

@@ -2,7 +2,7 @@
 //! queue, the OS model (cores, run queues, futexes, sleeps) and the counters.
 //!
 //! All state lives in one thread-local [`Machine`]: shuttle runs every task and the scheduler on
-//! the OS thread that called [`super::run`], so they all see it. Task code borrows it only between
+//! the OS thread that called `run`, so they all see it. Task code borrows it only between
 //! scheduling points (never across a shuttle call), the scheduler only inside `next_task`.
 //!
 //! # Time
@@ -35,7 +35,7 @@
 //! Lines are never evicted (no capacity model).
 //!
 //! # OS
-//! Each simulated thread (a task spawned with [`super::thread::spawn`]) needs a core: on start or
+//! Each simulated thread (a task spawned with `thread::spawn`) needs a core: on start or
 //! after a wakeup it takes its previous core if idle, else the lowest idle one, else it joins a run
 //! queue (its previous core's for a wakeup, the shortest for a new thread) and is parked until
 //! dispatched. A running thread whose slice has ended is preempted at its next operation if its
@@ -43,39 +43,15 @@
 //! the head of the first non-empty queue. A dispatch costs `context_switch`. The main task is a
 //! supervisor outside the machine: it has no core and is never preempted.
 
-use super::profile::{cost, Profile};
+pub use crate::access::{Access, Plain, LINE_SHIFT, MAX_AGENTS};
+use crate::line_profile::LineProfile;
+use crate::profile::{cost, Profile};
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 
-/// log2 of the line size (64 bytes).
-pub const LINE_SHIFT: u32 = 6;
-/// Directory slots: hardware threads plus the supervisor.
-pub const MAX_AGENTS: usize = 512;
 const WORDS: usize = MAX_AGENTS / 64;
 const NONE: u16 = u16::MAX;
-
-/// What an atomic (or [`super::touch`]) does to its line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Access {
-    /// A load.
-    Load,
-    /// A plain store.
-    Store,
-    /// A locked RMW (also a failed CAS and a SeqCst store on x86-64).
-    Rmw,
-}
-
-/// Time spent without touching shared memory.
-#[derive(Clone, Copy, Debug)]
-pub enum Plain {
-    /// One PAUSE.
-    Pause,
-    /// An `mfence`.
-    Fence,
-    /// Computation, picoseconds.
-    Compute(u64),
-}
 
 /// A tiny multiplicative hasher for line addresses (deterministic, fast).
 #[derive(Default)]
@@ -356,7 +332,7 @@ struct Core {
 
 /// The whole simulated machine.
 pub struct Machine {
-    pub(super) prof: Profile,
+    prof: Profile,
     costs: [u64; 16],
     shared_occupancy: f64,
     ncores: usize,
@@ -377,8 +353,8 @@ pub struct Machine {
     steps: u64,
     threads: usize,
     end_ps: u64,
-    /// The off-by-default per-line diagnostic (`LWSIM_LINES`, see [`super::line_profile`]).
-    line_profile: Option<Box<super::line_profile::LineProfile>>,
+    /// The off-by-default per-line diagnostic (`LWSIM_LINES`, see `line_profile.rs`).
+    line_profile: Option<Box<LineProfile>>,
 }
 
 impl std::fmt::Debug for Machine {
@@ -406,11 +382,11 @@ pub fn active() -> bool {
     MACHINE.with(|m| m.borrow().is_some())
 }
 
-pub(super) fn install(m: Machine) {
+pub(crate) fn install(m: Machine) {
     MACHINE.with(|c| *c.borrow_mut() = Some(Box::new(m)));
 }
 
-pub(super) fn uninstall() -> Option<Box<Machine>> {
+pub(crate) fn uninstall() -> Option<Box<Machine>> {
     MACHINE.with(|c| c.borrow_mut().take())
 }
 
@@ -427,7 +403,7 @@ enum Prep {
 }
 
 impl Machine {
-    pub(super) fn new(prof: Profile, ncores: usize, seed: u64) -> Machine {
+    pub(crate) fn new(prof: Profile, ncores: usize, seed: u64) -> Machine {
         assert!(
             ncores >= 1 && ncores <= prof.hw_threads(),
             "{ncores} cores requested; profile {} has {} hardware threads",
@@ -454,11 +430,11 @@ impl Machine {
             steps: 0,
             threads: 0,
             end_ps: 0,
-            line_profile: super::line_profile::LineProfile::from_env().map(Box::new),
+            line_profile: LineProfile::from_env().map(Box::new),
         }
     }
 
-    pub(super) fn into_report(mut self, real: std::time::Duration) -> Report {
+    pub(crate) fn into_report(mut self, real: std::time::Duration) -> Report {
         if let Some(p) = self.line_profile.take() {
             eprint!("{}", p.report());
         }
@@ -500,7 +476,7 @@ impl Machine {
     }
 
     /// The scheduler's decision: the eligible runnable task with the smallest key.
-    pub(super) fn pick(&mut self, runnable: impl Iterator<Item = usize>) -> usize {
+    pub(crate) fn pick(&mut self, runnable: impl Iterator<Item = usize>) -> usize {
         self.steps += 1;
         let mut best: Option<(u64, u64, usize)> = None;
         let mut second = (u64::MAX, u64::MAX, usize::MAX);

@@ -1,13 +1,14 @@
-//! The lock workload the sweeps, the validation tests and `examples/lwsim.rs` run: `threads`
-//! simulated threads loop acquire (shared with probability `shared_permille`/1000, else
-//! exclusive) → touch the protected line (read when shared, write when exclusive) → `cs_ns` of
-//! work → release → `think_ns` of work, until their clock passes `duration_ns`.
+//! The lock workload lwsim's sweeps (`examples/lwsim.rs`, `examples/lwsim_reader_bias.rs`) and
+//! the simulator's validation tests run on any [`RawLwLock`]: `threads` simulated threads loop
+//! acquire (shared with probability `shared_permille`/1000, else exclusive) → touch the protected
+//! line (read when shared, write when exclusive) → `cs_ns` of work → release → `think_ns` of
+//! work, until their clock passes `duration_ns`. It mirrors no PostgreSQL function (a lock
+//! microbenchmark). Only in `--cfg lwsim` builds: it drives the simulator (`run`, `watch`,
+//! `compute`).
 
-use super::machine::{watch, Report};
-use super::sched::{run, SimConfig};
-use crate::raw::{Mode, RawLwLock};
+use crate::sync::lwsim::{compute, run, watch, Report, SimConfig};
 use crate::sync::UnsafeCell;
-use crate::wait_event::Tranche;
+use crate::{Mode, RawLwLock, Tranche};
 use std::sync::{Arc, Mutex};
 
 /// The workload's parameters.
@@ -105,13 +106,13 @@ pub fn run_lock<L: RawLwLock + 'static>(cfg: SimConfig, w: &Workload) -> Point {
                             unsafe { (*p)[0] += 1 };
                         }
                         if w.cs_ns > 0 {
-                            super::compute(w.cs_ns);
+                            compute(w.cs_ns);
                         }
                         // SAFETY: acquired above in `mode` by this thread.
                         unsafe { s.lock.0.release(mode) };
                         ops += 1;
                         if w.think_ns > 0 {
-                            super::compute(w.think_ns);
+                            compute(w.think_ns);
                         }
                     }
                     ops

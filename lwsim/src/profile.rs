@@ -1,6 +1,6 @@
 //! Platform profiles: a topology and the cost of every modelled event, each value with its source.
 //!
-//! A profile is a JSON file (the built-in ones live in `lwlock/sim-profiles/` and are compiled in,
+//! A profile is a JSON file (the built-in ones live in the crate's `profiles/` and are compiled in,
 //! so they are selectable by name from anywhere):
 //!
 //! ```json
@@ -21,25 +21,26 @@
 //! (waker's cost of a FUTEX_WAKE that wakes someone), `wake_to_run_ns`, `context_switch_ns`,
 //! `time_slice_ns`, `timer_slack_ns`.
 
+use crate::access::MAX_AGENTS;
 use serde_json::Value;
 
 /// The built-in profiles, by name.
 pub const BUILTIN: &[(&str, &str)] = &[
     (
         "this-machine",
-        include_str!("../../../sim-profiles/this-machine.json"),
+        include_str!("../profiles/this-machine.json"),
     ),
     (
         "xeon-2s-broadwell",
-        include_str!("../../../sim-profiles/xeon-2s-broadwell.json"),
+        include_str!("../profiles/xeon-2s-broadwell.json"),
     ),
     (
         "xeon-4s-westmere-ex",
-        include_str!("../../../sim-profiles/xeon-4s-westmere-ex.json"),
+        include_str!("../profiles/xeon-4s-westmere-ex.json"),
     ),
     (
         "epyc-2s-genoa",
-        include_str!("../../../sim-profiles/epyc-2s-genoa.json"),
+        include_str!("../profiles/epyc-2s-genoa.json"),
     ),
 ];
 
@@ -189,11 +190,11 @@ impl Profile {
             costs_ps,
             sources,
         };
-        if p.hw_threads() > super::machine::MAX_AGENTS - 1 {
+        if p.hw_threads() > MAX_AGENTS - 1 {
             return Err(format!(
                 "{} hardware threads: the simulator supports {}",
                 p.hw_threads(),
-                super::machine::MAX_AGENTS - 1
+                MAX_AGENTS - 1
             ));
         }
         Ok(p)

@@ -6,7 +6,8 @@
 //! is a load followed by a CAS loop, as it compiles. Acquire/Release fences are free on x86
 //! (compiler barriers); a SeqCst fence is an `mfence`.
 
-use super::machine::{self, Access};
+use crate::access::{Access, Plain};
+use crate::machine;
 use std::sync::atomic::Ordering;
 
 #[inline(always)]
@@ -26,7 +27,7 @@ fn store_kind(order: Ordering) -> Access {
 /// A memory fence: an `mfence` for SeqCst, free otherwise (x86-64).
 pub fn fence(order: Ordering) {
     if order == Ordering::SeqCst {
-        machine::charge_plain(machine::Plain::Fence);
+        machine::charge_plain(Plain::Fence);
     }
     std::sync::atomic::fence(order);
 }

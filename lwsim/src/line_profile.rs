@@ -17,7 +17,7 @@ use std::backtrace::Backtrace;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use super::machine::Access;
+use crate::access::{Access, LINE_SHIFT};
 
 /// Per-line counts.
 #[derive(Default, Clone)]
@@ -31,7 +31,7 @@ struct LineStat {
 }
 
 /// The profile of one simulation (present only when `LWSIM_LINES` is set).
-pub(super) struct LineProfile {
+pub(crate) struct LineProfile {
     top: usize,
     sample_every: u64,
     seen: u64,
@@ -45,7 +45,7 @@ const MAX_SAMPLES: usize = 50_000;
 
 impl LineProfile {
     /// `Some` if `LWSIM_LINES` is set to a positive number.
-    pub(super) fn from_env() -> Option<LineProfile> {
+    pub(crate) fn from_env() -> Option<LineProfile> {
         let top: usize = std::env::var("LWSIM_LINES").ok()?.parse().ok()?;
         if top == 0 {
             return None;
@@ -65,7 +65,7 @@ impl LineProfile {
     }
 
     /// Records one access of line number `line` (address >> 6); `transfer`: it missed.
-    pub(super) fn record(&mut self, line: usize, kind: Access, transfer: bool, wait_ps: u64) {
+    pub(crate) fn record(&mut self, line: usize, kind: Access, transfer: bool, wait_ps: u64) {
         let s = self.lines.entry(line).or_default();
         s.accesses += 1;
         if !transfer {
@@ -85,7 +85,7 @@ impl LineProfile {
     }
 
     /// The report: top lines by transfers, with their sampled call sites.
-    pub(super) fn report(self) -> String {
+    pub(crate) fn report(self) -> String {
         let total: u64 = self.lines.values().map(|s| s.transfers).sum();
         let mut lines: Vec<(usize, LineStat)> = self.lines.into_iter().collect();
         lines.sort_by_key(|(l, s)| (std::cmp::Reverse(s.transfers), *l));
@@ -113,7 +113,7 @@ impl LineProfile {
                 out,
                 "  line {:#x}: {} transfers ({:.1}%; loads {}, stores {}, rmws {}), {} accesses, \
                  wait {:.1} us",
-                line << super::machine::LINE_SHIFT,
+                line << LINE_SHIFT,
                 s.transfers,
                 100.0 * s.transfers as f64 / total.max(1) as f64,
                 s.load_transfers,
@@ -133,6 +133,30 @@ impl LineProfile {
         out
     }
 }
+
+/// Frames that are not the program's code: the runtime, shuttle, this crate's own modules (named
+/// one by one: a program's own crate may be called `lwsim` too, as lwlock's sweep example is)
+/// and lwlock's `sync` shim over it.
+const SKIP: &[&str] = &[
+    "std::",
+    "core::",
+    "alloc::",
+    "shuttle",
+    "generator",
+    "lwsim::access::",
+    "lwsim::alloc::",
+    "lwsim::atomic::",
+    "lwsim::host::",
+    "lwsim::line_profile::",
+    "lwsim::machine::",
+    "lwsim::mutex::",
+    "lwsim::os::",
+    "lwsim::sched::",
+    "lwsim::thread::",
+    "lwlock::sync::",
+    "__rust",
+    "rust_",
+];
 
 /// Frames per call site: `LWSIM_LINES_DEPTH` (default 2).
 fn depth() -> usize {
@@ -161,19 +185,8 @@ fn site_of(bt: &Backtrace) -> String {
             Some(n) if n.trim().starts_with("at ") => it.next().map(|n| n.trim()[3..].to_string()),
             _ => None,
         };
-        let skip = [
-            "std::",
-            "core::",
-            "alloc::",
-            "shuttle",
-            "generator",
-            "lwlock::sync::",
-            "<lwlock::sync::",
-            "__rust",
-            "rust_",
-        ];
         let s = sym.trim_start_matches('<');
-        if skip.iter().any(|p| sym.starts_with(p) || s.starts_with(p)) {
+        if SKIP.iter().any(|p| sym.starts_with(p) || s.starts_with(p)) {
             continue;
         }
         let short_at = at

@@ -1,0 +1,137 @@
+//! The MCS queue lock (Mellor-Crummey and Scott 1991): each waiter spins on its own node's line,
+//! and the holder hands the lock to its successor with one store to that line, so throughput stays
+//! flat as cores grow. It mirrors no PostgreSQL function; PostgreSQL's queued analogue is the
+//! LWLock wait list (`proclist`), which sleeps instead of spinning.
+
+use crate::sync::{spin_loop, AtomicBool, AtomicPtr, Ordering};
+use crate::{AcquireOrWait, Mode, RawLwLock, Tranche};
+
+/// A waiter's queue node, one per thread, on its own line.
+#[derive(Debug)]
+#[repr(align(64))]
+pub struct McsNode {
+    /// `true` while the owner must wait; cleared by its predecessor (Release).
+    locked: AtomicBool,
+    /// The successor, set by it after it swapped itself into the tail.
+    next: AtomicPtr<McsNode>,
+}
+
+crate::sync::model_thread_local! {
+    /// This thread's node. (Not a `const` initializer: the same macro call serves loom's and
+    /// shuttle's `thread_local!`, which take none.)
+    #[allow(clippy::missing_const_for_thread_local)]
+    static MCS_NODE: McsNode = McsNode {
+        locked: AtomicBool::new(false),
+        next: AtomicPtr::new(std::ptr::null_mut()),
+    };
+}
+
+fn my_node() -> *mut McsNode {
+    MCS_NODE.with(|n| n as *const McsNode as *mut McsNode)
+}
+
+/// The MCS queue lock (Mellor-Crummey & Scott 1991): `tail` is null when free, else the last
+/// waiter's node; each waiter spins on its own node. A thread holds at most one MCS lock at a
+/// time (one node per thread).
+#[derive(Debug)]
+pub struct McsLock {
+    tail: AtomicPtr<McsNode>,
+}
+
+impl Default for McsLock {
+    fn default() -> Self {
+        McsLock {
+            tail: AtomicPtr::new(std::ptr::null_mut()),
+        }
+    }
+}
+
+// SAFETY: the tail swap orders the waiters; a node's owner holds the lock once its predecessor
+// cleared `locked` (Release, paired with the owner's Acquire) or it found the queue empty. Nodes
+// are thread-locals that outlive every access: a node is reachable only while its owner is in
+// acquire or release of the lock.
+unsafe impl RawLwLock for McsLock {
+    const NAME: &'static str = "mcs";
+    fn with_tranche(_: Tranche) -> Self {
+        McsLock::default()
+    }
+    fn acquire(&self, _: Mode) -> bool {
+        let me = my_node();
+        // SAFETY: `me` is this thread's live node; nobody else reaches it until the swap below.
+        let node = unsafe { &*me };
+        node.next.store(std::ptr::null_mut(), Ordering::Relaxed);
+        node.locked.store(true, Ordering::Relaxed);
+        let prev = self.tail.swap(me, Ordering::AcqRel);
+        if prev.is_null() {
+            return true;
+        }
+        // SAFETY: `prev` is the node of a thread still in acquire/release of this lock: it cannot
+        // return from release before it has seen our link (it waits for `next`).
+        unsafe { &*prev }.next.store(me, Ordering::Release);
+        while node.locked.load(Ordering::Acquire) {
+            spin_loop();
+        }
+        false
+    }
+    fn conditional_acquire(&self, _: Mode) -> bool {
+        let me = my_node();
+        // SAFETY: this thread's live node.
+        let node = unsafe { &*me };
+        node.next.store(std::ptr::null_mut(), Ordering::Relaxed);
+        self.tail
+            .compare_exchange(
+                std::ptr::null_mut(),
+                me,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            )
+            .is_ok()
+    }
+    fn acquire_or_wait(&self, mode: Mode) -> AcquireOrWait {
+        if self.conditional_acquire(mode) {
+            return AcquireOrWait::Acquired;
+        }
+        while self.is_locked() {
+            spin_loop();
+        }
+        AcquireOrWait::Waited
+    }
+    unsafe fn release(&self, _: Mode) {
+        let me = my_node();
+        // SAFETY: this thread's live node (it holds the lock through it).
+        let node = unsafe { &*me };
+        let mut next = node.next.load(Ordering::Acquire);
+        if next.is_null() {
+            if self
+                .tail
+                .compare_exchange(
+                    me,
+                    std::ptr::null_mut(),
+                    Ordering::Release,
+                    Ordering::Relaxed,
+                )
+                .is_ok()
+            {
+                return;
+            }
+            loop {
+                next = node.next.load(Ordering::Acquire);
+                if !next.is_null() {
+                    break;
+                }
+                spin_loop();
+            }
+        }
+        // SAFETY: `next` is a waiter spinning in acquire on its own node, alive until it sees this.
+        unsafe { &*next }.locked.store(false, Ordering::Release);
+    }
+    fn is_locked(&self) -> bool {
+        !self.tail.load(Ordering::Relaxed).is_null()
+    }
+    fn is_locked_exclusive(&self) -> bool {
+        self.is_locked()
+    }
+    fn tranche(&self) -> Tranche {
+        Tranche::DEFAULT
+    }
+}

@@ -1,0 +1,96 @@
+//! Reference locks, written only against [`crate::sync`] as a user's own lock would be: a
+//! test-and-set spinlock ([`TasLock`]) and a ticket lock ([`TicketLock`]), whose waiters all spin
+//! on one line (they collapse past a knee as cores grow), and an MCS queue lock ([`McsLock`]),
+//! whose waiters each spin on their own line (flat). None mirrors a PostgreSQL function: they are
+//! the textbook shapes the simulator's validation checks and the baselines a user compares a lock
+//! against.
+//!
+//! All three are exclusive-only: they implement [`RawLwLock`](crate::RawLwLock) with
+//! [`Mode::Shared`](crate::Mode::Shared) taken as exclusive, so that every harness (lwbench,
+//! lwsim's sweep) runs them like the project's locks. They build in every configuration (std,
+//! loom, shuttle, lwsim); `sweep` (`--cfg lwsim` only) is the lock workload the simulator's
+//! sweeps and validation tests run on them.
+
+mod mcs;
+#[cfg(lwsim)]
+pub mod sweep;
+mod tas;
+mod ticket;
+
+pub use mcs::{McsLock, McsNode};
+pub use tas::TasLock;
+pub use ticket::TicketLock;
+
+#[cfg(all(test, not(any(loom, shuttle, lwsim))))]
+mod tests {
+    use super::{McsLock, TasLock, TicketLock};
+    use crate::{AcquireOrWait, Mode, RawLwLock};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+
+    /// Two real threads, one per mode, increment a counter with a non-atomic read-modify-write
+    /// under the lock (both modes are exclusive): no increment is lost. Then the conditional
+    /// forms. Few iterations: a spinlock hand-off to a descheduled waiter (the ticket lock's
+    /// FIFO order forces them) costs a time slice on a loaded host.
+    fn excludes<L: RawLwLock + Default + Send + Sync + 'static>() {
+        let lock = Arc::new(L::default());
+        let count = Arc::new(AtomicU64::new(0));
+        let hs: Vec<_> = (0..2)
+            .map(|i| {
+                let (l, c) = (lock.clone(), count.clone());
+                std::thread::spawn(move || {
+                    let mode = if i % 2 == 0 {
+                        Mode::Exclusive
+                    } else {
+                        Mode::Shared
+                    };
+                    for _ in 0..1_000 {
+                        l.acquire(mode);
+                        let v = c.load(Ordering::Relaxed);
+                        c.store(v + 1, Ordering::Relaxed);
+                        // SAFETY: acquired above in `mode` by this thread.
+                        unsafe { l.release(mode) };
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert_eq!(count.load(Ordering::Relaxed), 2_000, "{}", L::NAME);
+        assert!(!lock.is_locked(), "{}", L::NAME);
+        assert!(lock.conditional_acquire(Mode::Shared), "{}", L::NAME);
+        assert!(
+            lock.is_locked() && lock.is_locked_exclusive(),
+            "{}",
+            L::NAME
+        );
+        assert!(!lock.conditional_acquire(Mode::Exclusive), "{}", L::NAME);
+        // SAFETY: acquired above by this thread.
+        unsafe { lock.release(Mode::Shared) };
+        assert_eq!(
+            lock.acquire_or_wait(Mode::Exclusive),
+            AcquireOrWait::Acquired,
+            "{}",
+            L::NAME
+        );
+        // SAFETY: acquired above by this thread.
+        unsafe { lock.release(Mode::Exclusive) };
+        assert!(!lock.is_locked(), "{}", L::NAME);
+    }
+
+    #[test]
+    fn tas_excludes() {
+        excludes::<TasLock>();
+    }
+
+    #[test]
+    fn ticket_excludes() {
+        excludes::<TicketLock>();
+    }
+
+    #[test]
+    fn mcs_excludes() {
+        excludes::<McsLock>();
+    }
+}

@@ -1,0 +1,94 @@
+//! lwsim: a many-core machine in software that runs real lock code.
+//!
+//! Every atomic, fence, spin hint, futex wait/wake, timed sleep, thread spawn, yield and clock
+//! read a program makes through this crate (its [`atomic`] types, [`pause`], [`futex_wait`],
+//! [`thread::spawn`], [`now_nanos`], ...) is executed by the simulator when it runs inside
+//! [`run`]; outside a simulation they behave as std's. lwlock's `sync` shim re-exports it under
+//! `RUSTFLAGS="--cfg lwsim"` (`lwlock::sync::lwsim`), which puts every lock written against
+//! `lwlock::sync` on the simulated machine unchanged; the crate itself needs no cfg and no lwlock
+//! (`cargo test -p lwsim` runs its tests in a normal build).
+//!
+//! * **Executor.** Simulated threads are shuttle tasks (coroutines on one OS thread), run by a
+//!   custom shuttle `Scheduler` that always picks the eligible task with the smallest virtual clock
+//!   (ties broken by a seeded per-task priority): a conservative discrete-event order. A task runs
+//!   ahead without a switch while its clock stays below every other eligible task's
+//!   ([`machine`]'s *horizon*), so a switch happens only where another thread's event comes first.
+//! * **Coherence model** ([`machine`]): a directory entry per 64-byte line (owner in Modified, or a
+//!   sharer set), each access charged by case (hit; load of a line Modified elsewhere; load of a
+//!   Shared line; store/RMW that needs ownership, from a Modified owner or invalidating sharers;
+//!   first touch from memory) and by distance (SMT sibling, same L3, same socket, other socket).
+//!   Every miss queues on its line: a line serves one transfer at a time, which is what makes one
+//!   hot word collapse. Plain data is charged with [`touch`].
+//! * **OS model**: futex wait/wake system-call costs and wake-to-run latency, timed sleeps that
+//!   advance the sleeper's clock (plus timer slack), per-core run queues with a time slice and a
+//!   context-switch cost when there are more threads than cores, wakeups placed on an idle core if
+//!   any. Lock-holder preemption is not scripted: a holder whose slice ends is queued behind the
+//!   other threads of its core like any thread.
+//! * **Profiles** ([`profile`]): JSON files, each value with its source; built-in by name
+//!   (`this-machine`, `xeon-2s-broadwell`, `xeon-4s-westmere-ex`, `epyc-2s-genoa`, compiled in
+//!   from the crate's `profiles/`) or by path.
+//! * **Counters** ([`Report`]): per simulated core and per watched line (lock): virtual time,
+//!   operations, line transfers by kind, time waiting for a line, futex sleeps and wakes,
+//!   preemptions, context switches; simulated events per real second.
+//! * **Line profile** (off by default, `LWSIM_LINES=N`): the top-N lines by transfers, printed
+//!   to stderr when a simulation ends, each with its sampled call sites (see `line_profile.rs`).
+//!
+//! Why lwlock selects it with a cfg and not a cargo feature: the shim's types must be the same for
+//! every crate of a build (lwlock, flexlock, a user's crate), and a feature is unified across the
+//! dependency graph, so `--all-features` (or one dependent enabling it) would silently put every
+//! normal test and benchmark on the simulator. A cfg applies to the whole build, cannot leak into
+//! normal builds, and is mutually exclusive with loom/shuttle like theirs.
+//!
+//! # The modules, bottom up
+//! [`access`] (line size, access kinds) ← [`profile`], `line_profile` ← [`machine`] (clocks,
+//! directory, OS model, counters) ← `sched` ([`run`], [`SimConfig`]), [`atomic`], the OS calls
+//! (`os`: [`pause`], [`compute`], [`touch`], [`now_nanos`], [`sleep_micros`], [`futex_wait`],
+//! [`futex_wake`], [`settle`]) and [`thread`] ← [`Mutex`]. [`LineAligned`] stands alone.
+//!
+//! ```
+//! use lwsim::atomic::AtomicU64;
+//! use lwsim::{Profile, SimConfig};
+//! use std::sync::atomic::Ordering;
+//! use std::sync::Arc;
+//!
+//! let profile = Profile::builtin("xeon-2s-broadwell").unwrap();
+//! let report = lwsim::run(SimConfig::new(profile, 2), || {
+//!     let counter = Arc::new(AtomicU64::new(0));
+//!     let threads: Vec<_> = (0..2)
+//!         .map(|_| {
+//!             let c = counter.clone();
+//!             lwsim::thread::spawn(move || {
+//!                 for _ in 0..100 {
+//!                     c.fetch_add(1, Ordering::Relaxed);
+//!                 }
+//!             })
+//!         })
+//!         .collect();
+//!     for t in threads {
+//!         t.join().unwrap();
+//!     }
+//! });
+//! // 200 RMWs on one line; most of them take it from the other core.
+//! assert_eq!(report.total().ops, 200);
+//! assert!(report.total().rfo_from_modified > 0);
+//! println!("{}", report.summary());
+//! ```
+
+pub mod access;
+mod alloc;
+pub mod atomic;
+mod host;
+mod line_profile;
+pub mod machine;
+mod mutex;
+mod os;
+pub mod profile;
+mod sched;
+pub mod thread;
+
+pub use alloc::LineAligned;
+pub use machine::{totals, watch, CoreCounters, LineCounters, Report};
+pub use mutex::{Mutex, MutexGuard};
+pub use os::{compute, futex_wait, futex_wake, now_nanos, pause, settle, sleep_micros, touch};
+pub use profile::Profile;
+pub use sched::{run, SimConfig};

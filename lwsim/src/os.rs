@@ -1,0 +1,86 @@
+//! The calls a program makes into the simulated machine's CPU and OS: a spin hint, computation,
+//! plain data accesses, the clock, timed sleeps, futex wait/wake, and the supervisor's
+//! scheduling point. Each is charged by [`crate::machine`] inside a simulation and falls back to
+//! the host (std, or the std futex emulation of `host.rs`) outside one.
+//!
+//! These are what lwlock's shim calls for `spin_loop` (`SPIN_DELAY()`), `touch`, `clock_nanos`,
+//! `pg_usleep` and its futexes under `--cfg lwsim`.
+
+use crate::access::{Access, Plain, LINE_SHIFT};
+use crate::atomic::AtomicU32;
+use crate::host;
+use crate::machine::{self, with_machine};
+
+/// One PAUSE (`spin_loop`): its virtual time, no coherence traffic.
+pub fn pause() {
+    machine::charge_plain(Plain::Pause);
+}
+
+/// Virtual work of `nanos` nanoseconds that touches no shared memory (a critical section's or a
+/// think time's computation). Preemption is checked at its end.
+pub fn compute(nanos: u64) {
+    machine::charge_plain(Plain::Compute(nanos * 1000));
+}
+
+/// Charges the lines of `[addr, addr + len)` as plain loads or stores (the protected data a
+/// critical section reads or writes).
+pub fn touch(addr: usize, len: usize, write: bool) {
+    if len == 0 {
+        return;
+    }
+    let first = addr >> LINE_SHIFT;
+    let last = (addr + len - 1) >> LINE_SHIFT;
+    for line in first..=last {
+        machine::access(
+            line << LINE_SHIFT,
+            if write { Access::Store } else { Access::Load },
+        );
+    }
+}
+
+/// The calling thread's virtual time in nanoseconds (0 outside a simulation).
+pub fn now_nanos() -> u64 {
+    with_machine(|m| m.map(|m| m.clock_of_current() / 1000).unwrap_or(0))
+}
+
+/// A timed sleep (`pg_usleep`): system call, leave the core, come back after `micros` plus the
+/// profile's timer slack.
+pub fn sleep_micros(micros: u64) {
+    if !machine::active() {
+        std::thread::sleep(std::time::Duration::from_micros(micros));
+        return;
+    }
+    machine::sleep(micros * 1_000_000);
+}
+
+/// `FUTEX_WAIT`: sleeps while `word` equals `expected` (compare and enqueue are atomic with
+/// respect to [`futex_wake`], as in the kernel). Spurious returns are allowed, as the kernel's.
+pub fn futex_wait(word: &AtomicU32, expected: u32) {
+    if !machine::active() {
+        host::wait(word.as_std(), expected);
+        return;
+    }
+    machine::futex_wait(word.as_std(), expected);
+}
+
+/// `FUTEX_WAKE`: wakes up to `n` sleepers of `word`.
+pub fn futex_wake(word: &AtomicU32, n: u32) {
+    if !machine::active() {
+        host::wake(word.as_std(), n);
+        return;
+    }
+    machine::futex_wake(word.as_std() as *const _ as usize, n);
+}
+
+/// A scheduling decision point for the supervisor (the main task of `run`).
+///
+/// The machine learns of a spawned thread at the scheduler's next decision, and a supervisor
+/// that neither blocks (a join) nor makes another shuttle call never reaches one: it would run
+/// ahead alone, for instance while it polls a start gate with timed sleeps. Call this after
+/// spawning, before such a loop: the new threads join the machine (at the last decision's
+/// clock) and run until they pass the supervisor's clock or block.
+pub fn settle() {
+    if machine::active() {
+        shuttle::thread::yield_now();
+    }
+}

@@ -1,0 +1,33 @@
+//! Thread spawning and yielding on the simulated machine (`pthread_create` and `sched_yield` of
+//! the OS model), and the thread-locals and lazy statics of simulated threads (shuttle's, which
+//! live per execution).
+
+pub use shuttle::thread::{current, JoinHandle};
+pub use shuttle::{lazy_static, thread_local};
+
+use crate::machine;
+
+/// Spawns a simulated thread: a shuttle task that takes a core (an idle one, or a place in a run
+/// queue) before running `f`, and leaves it when `f` returns.
+pub fn spawn<F, T>(f: F) -> JoinHandle<T>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    shuttle::thread::spawn(move || {
+        machine::thread_start();
+        let r = f();
+        machine::thread_exit();
+        r
+    })
+}
+
+/// `sched_yield`: a system call; moves the caller behind the other threads of its core's run
+/// queue if there are any (a no-op for a thread alone on its core, as on Linux).
+pub fn yield_now() {
+    if !machine::active() {
+        std::thread::yield_now();
+        return;
+    }
+    machine::sched_yield();
+}
