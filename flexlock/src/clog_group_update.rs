@@ -35,12 +35,20 @@
 
 use crate::flex_group_commit::{Core, FlexConfig, FlexReadGuard, FlexWriteGuard, Policy};
 use crate::stats::GroupStats;
-use lwlock::{IpcEvent, RawLwLock, Tranche, WaitEvent};
+use lwlock::sync::Ordering;
+use lwlock::{IpcEvent, Proc, RawLwLock, Tranche, WaitEvent, INVALID_PROC};
 
-/// `lwlock_mutant = "clog_ignore_key"`: deliberately broken, for the models only. A joiner ignores
-/// the page check and joins any non-empty list, so groups with several keys form without the race:
-/// a model (or the `clog_key_rule` tests) must see an operation with another key run by a leader.
-pub(crate) const MUTANT_IGNORE_KEY: bool = cfg!(lwlock_mutant = "clog_ignore_key");
+/// The clog page rule, the admission rule this lock passes to the leader protocol: a joiner
+/// with `key` joins only a list that is empty or whose head record has the same key. The head may
+/// be a record that has moved on to another group (the documented race): still correct.
+fn same_page(key: u64, head: u32) -> bool {
+    // Mutant `clog_ignore_key` (models only, a build of its own): a joiner ignores the page check
+    // and joins any non-empty list, so groups with several keys form without the race: a model
+    // (or the `clog_key_rule` tests) must see an operation with another key run by a leader.
+    lwlock::mutant!("clog_ignore_key")
+        || head == INVALID_PROC
+        || Proc::by_number(head).group.key.load(Ordering::Relaxed) == key
+}
 
 /// A lock over `L` whose exclusive operations on the same key are combined by an elected leader
 /// (the CLOG group update).
@@ -111,7 +119,8 @@ impl<L: RawLwLock, T> ClogGroupLock<L, T> {
         } else {
             IpcEvent::XactGroupUpdate
         };
-        self.core.group_leader(op, WaitEvent::ipc(event), Some(key))
+        self.core
+            .group_leader(op, WaitEvent::ipc(event), key, |head| same_page(key, head))
     }
 
     /// Takes the lock shared.

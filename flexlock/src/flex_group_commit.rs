@@ -135,12 +135,6 @@ use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
-/// `lwlock_mutant = "flex_no_recheck"`: deliberately broken, for the models only. A LastReleaser
-/// submitter does not retry the lock after queueing. If the holder released (and found the queue
-/// empty) between the submitter's failed attempt and its push, the operation is stranded and the
-/// submitter sleeps forever: a model must report the deadlock.
-const MUTANT_NO_RECHECK: bool = cfg!(lwlock_mutant = "flex_no_recheck");
-
 /// A panic caught from the wrapped lock in the middle of a protocol, kept until the protocol is
 /// complete for every other thread and then re-raised in the thread whose lock call unwound.
 #[derive(Default)]
@@ -686,8 +680,18 @@ impl<L: RawLwLock, T> Core<L, T> {
         Ok(r)
     }
 
-    /// The leader protocol (`ProcArrayGroupClearXid`; with `key`, `TransactionGroupUpdateXidStatus`).
-    pub(crate) fn group_leader<R, F>(&self, f: F, event: WaitEvent, key: Option<u64>) -> R
+    /// The leader protocol (`ProcArrayGroupClearXid`; with a key rule,
+    /// `TransactionGroupUpdateXidStatus`). `key` is stored in the caller's record for joiners to
+    /// read; `admits(head)` is the admission rule a joiner applies to the record at the list head
+    /// before each push attempt (`true` for any head: no rule). A refused joiner takes the lock
+    /// exclusively on its own (the clog fallback).
+    pub(crate) fn group_leader<R, F>(
+        &self,
+        f: F,
+        event: WaitEvent,
+        key: u64,
+        admits: impl FnMut(u32) -> bool,
+    ) -> R
     where
         F: FnOnce(&mut T) -> R + Send,
         R: Send,
@@ -698,17 +702,8 @@ impl<L: RawLwLock, T> Core<L, T> {
         };
         let me = Proc::current();
         let op = Op::<T, F, R>::new(f);
-        group_list::prepare(me, op.header(), key.unwrap_or(0));
-        let pushed = self.list.push_if(me, |head| match key {
-            None => true,
-            // The clog page rule: join only a list whose head has my key. The head may be a
-            // record that has moved on to another group (the documented race): still correct.
-            Some(k) => {
-                crate::clog_group_update::MUTANT_IGNORE_KEY
-                    || head == INVALID_PROC
-                    || Proc::by_number(head).group.key.load(Ordering::Relaxed) == k
-            }
-        });
+        group_list::prepare(me, op.header(), key);
+        let pushed = self.list.push_if(me, admits);
         let prev = match pushed {
             Ok(prev) => prev,
             Err(_) => {
@@ -1030,7 +1025,11 @@ impl<L: RawLwLock, T> Core<L, T> {
         let crit = CritSection::start("flexlock: a group operation is queued on this stack");
         let mut deferred = Deferred::default();
         let mut mine = Mine::NotSeen;
-        if !MUTANT_NO_RECHECK {
+        // Mutant `flex_no_recheck` (models only, a build of its own): the submitter does not
+        // retry the lock after queueing. If the holder released (and found the queue empty)
+        // between the submitter's failed attempt and its push, the operation is stranded and the
+        // submitter sleeps forever: a model must report the deadlock.
+        if !lwlock::mutant!("flex_no_recheck") {
             // The submitter half of the handshake: the holder may have released (finding the
             // queue empty) after our failed attempt; if the lock is free now, drain it ourselves.
             // SeqCst fence: pairs with the releaser's fence (module docs).
@@ -1181,7 +1180,8 @@ impl<L: RawLwLock, T> FlexLock<L, T> {
                     Tranche::XACT_SLRU => IpcEvent::XactGroupUpdate,
                     _ => IpcEvent::FlexLockGroupUpdate,
                 };
-                self.core.group_leader(op, WaitEvent::ipc(event), None)
+                self.core
+                    .group_leader(op, WaitEvent::ipc(event), 0, |_| true)
             }
             Policy::LastReleaser => self.core.group_last_releaser(op),
         }
