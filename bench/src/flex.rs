@@ -13,7 +13,9 @@
 //! their waits under the tranche of the lock they stand for (ProcArray, XactSLRU, ...).
 
 use crate::locks::{BenchLock, LockCounters, LockFamily};
-use flexlock::{ClogGroupLock, FlexConfig, FlexLock, GroupStats, Policy, DEFAULT_MAX_GROUP};
+use flexlock::{
+    ClogGroupLock, FlexConfig, FlexLock, GroupLock, GroupStats, Policy, DEFAULT_MAX_GROUP,
+};
 use lwlock::{RawAtomicLwLock, RawLwLock, Tranche};
 
 /// The group counters, with the wrapped lock's own LWLOCK_STATS counters (semaphore sleeps and
