@@ -35,12 +35,12 @@
 //! in `group/guards.rs`, the state they share in `group/core.rs`.
 //!
 //! **No shared holder sees half a batch.** Each *batch* (at most `max_group` operations, the
-//! unit [`crate::GroupStats`] counts as a group) is run inside one exclusive hold: the drainer holds
-//! exclusively from a batch's first operation to its last, and an exclusive holder's release is
-//! converted into the drain before the lock is given up. A whole queue is not one hold: past
-//! `max_group` the rest is handed to its oldest member, which takes the lock anew, and a drainer
-//! that found more operations queued after its release re-acquires (conditionally) for the next
-//! batch; readers may run between batches. Shared holders exist only outside exclusive holds, so
+//! unit [`crate::GroupStats`] counts as a group) is run inside one exclusive hold: the drainer
+//! holds exclusively from a batch's first operation to its last, and an exclusive holder's
+//! release is converted into the drain before the lock is given up. A whole queue is not one
+//! hold: past `max_group` the rest is handed to its oldest member, which takes the lock anew, and
+//! a drainer that found more operations queued after its release re-acquires (conditionally)
+//! for the next batch; readers may run between batches. Shared holders exist only outside exclusive holds, so
 //! they see every batch applied entirely or not at all. Further, as in
 //! the 2011 design ("the final releaser applies all pending clears before anyone can take a new
 //! snapshot"), a new reader that finds operations queued first takes the lock exclusively and
@@ -69,9 +69,9 @@
 //! | holder-serves submitter's `conditional_acquire` (after the push) or `acquire_or_wait` | retried once (its operation is queued on its stack); a second unwind aborts; after the operation ran the first panic is re-raised |
 //! | holder-serves handover target's `acquire` | it leaves the chain it heads (its own operation not run), hands the rest over (no re-check is owed: queued submitters wait for the lock themselves), and gets the panic |
 //!
-//! A [`lwlock::elog::CritSection`] spans every step from the push until the operation is finished with; an
-//! unwind that escapes the handling above aborts with a message instead of freeing a queued
-//! operation.
+//! A [`lwlock::elog::CritSection`] spans every step from the push until the operation is
+//! finished with; an unwind that escapes the handling above aborts with a message instead of
+//! freeing a queued operation.
 //!
 //! # State
 //! The wrapped lock `L`, the group list head (`AtomicU32`, see `group_list.rs`), the value.
@@ -196,9 +196,9 @@ impl<L: RawLwLock, T> GroupLock for FlexLock<L, T> {
 ///
 /// A submitter that cannot take the lock queues its operation, tries the lock once more (and
 /// drains the queue itself if it gets it), spins on its operation, and then waits for the lock
-/// in `L`'s own queue with `acquire_or_wait(Exclusive)`: woken by the next release, it finds its operation
-/// done (served by that holder) or takes the lock and drains. The Dekker handshake the 2011
-/// design does per release (`fence(SeqCst)` and a load of the queue head) is replaced by `L`'s
+/// in `L`'s own queue with `acquire_or_wait(Exclusive)`: woken by the next release, it finds its
+/// operation done (served by that holder) or takes the lock and drains. The Dekker handshake the
+/// 2011 design does per release (`fence(SeqCst)` and a load of the queue head) is replaced by `L`'s
 /// own queue-then-recheck, paid only by submitters that wait. Uncontended, a group call costs a
 /// conditional acquire, a load of the queue head and a release. See the [module docs](self)
 /// ("Holder serves") for a summary, and `group/holder_serves.rs` for the protocol, its invariant
