@@ -4,7 +4,7 @@
 //! * `config`: the policies, the group bound and the configuration (no PostgreSQL counterpart:
 //!   PostgreSQL has the leader policy only, unbounded).
 //! * `core`: the state every group lock shares (the wrapped lock, the group list, the value, the
-//!   counters) and the helpers for lock calls that may unwind.
+//!   counters) and the wrappers of lock calls that may unwind.
 //! * `drain`: the server of the last-releaser policies: serve the queue under an exclusive hold,
 //!   release, and the releaser half of the 2011 FlexLock's handshake.
 //! * `guards`: the read and write guards and the release each one performs per policy.

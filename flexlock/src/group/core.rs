@@ -1,4 +1,4 @@
-//! The state every group lock shares, and the helpers its protocols use for lock calls that may
+//! The state every group lock shares, and the wrappers its protocols use for lock calls that may
 //! unwind.
 //!
 //! Mirrors the shared state of `ProcArrayGroupClearXid` and `TransactionGroupUpdateXidStatus`:
