@@ -5,15 +5,22 @@
 //!   and runs the whole group (ProcArrayGroupClearXid, PostgreSQL 9.6+).
 //! * `flex-releaser`: `FlexLock` with `Policy::LastReleaser`: queued operations are run by the
 //!   thread that releases the lock last (the FlexLock design of Robert Haas, 2011).
+//! * `flex-holder`: `HolderServesLock`, the last releaser's fast variant: exclusive holders serve
+//!   the queue, unserved submitters wait for the lock themselves.
 //! * `clog-group`: `ClogGroupLock`, a group whose members must share a key, the CLOG page
 //!   (TransactionGroupUpdateXidStatus, PostgreSQL 11+). Used with the ProcArray lock too (key 0),
 //!   where it is the same protocol as ProcArrayGroupClearXid.
 //!
-//! All three run over the atomic-state LWLock with flexlock's default group bound, reporting
-//! their waits under the tranche of the lock they stand for (ProcArray, XactSLRU, ...).
+//! One adapter, [`GroupLocked`], serves all four through flexlock's [`GroupLock`] trait; a family
+//! ([`GroupFamily`]) only says which lock it is and how to build it. All four run over the
+//! atomic-state LWLock with flexlock's default group bound, reporting their waits under the
+//! tranche of the lock they stand for (ProcArray, XactSLRU, ...).
 
 use crate::locks::{BenchLock, LockCounters, LockFamily};
-use flexlock::{ClogGroupLock, FlexConfig, FlexLock, GroupStats, Policy, DEFAULT_MAX_GROUP};
+use flexlock::{
+    ClogGroupLock, FlexConfig, FlexLock, GroupLock, GroupStats, HolderServesLock, Policy,
+    DEFAULT_MAX_GROUP,
+};
 use lwlock::{RawAtomicLwLock, RawLwLock, Tranche};
 
 /// The group counters, with the wrapped lock's own LWLOCK_STATS counters (semaphore sleeps and
@@ -37,136 +44,110 @@ fn from_group_stats(s: Option<GroupStats>, raw: Option<lwlock::LockStats>) -> Lo
     }
 }
 
-/// `BenchLock::held` of a group lock: the state of the lock it wraps.
-#[inline]
-fn held_of(raw: &impl lwlock::RawLwLock) -> Option<(bool, bool)> {
-    Some((raw.is_locked(), raw.is_locked_exclusive()))
+/// A family of group locks: which flexlock lock protects a `T`, and how the registry builds one
+/// (flexlock's constructors differ per lock type).
+pub trait GroupFamily: 'static {
+    /// The group lock protecting a `T`.
+    type Group<T: Send + Sync + 'static>: GroupLock<Data = T> + Send + Sync + std::fmt::Debug;
+    /// A lock around `data` with flexlock's default group bound, reporting its waits under
+    /// `tranche`.
+    fn build<T: Send + Sync + 'static>(data: T, tranche: Tranche) -> Self::Group<T>;
 }
 
-/// `BenchLock::shared` and `exclusive` of a group lock: its read and write guards (every group
-/// lock of flexlock has the same guard API).
-macro_rules! guard_methods {
-    () => {
-        #[inline]
-        fn shared<R>(&self, f: impl FnOnce(&T) -> R) -> R {
-            f(&self.0.read())
-        }
-        #[inline]
-        fn exclusive<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
-            f(&mut self.0.write())
-        }
-    };
+/// A group lock of family `F` as a registry lock: shared and exclusive sections take its guards,
+/// `group` is its group operation (the key reaches the clog lock's page rule; the other locks
+/// ignore it), the counters are its group counters with the wrapped lock's.
+pub struct GroupLocked<F: GroupFamily, T: Send + Sync + 'static>(F::Group<T>);
+
+impl<F: GroupFamily, T: Send + Sync + 'static> std::fmt::Debug for GroupLocked<F, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("GroupLocked").field(&self.0).finish()
+    }
 }
 
-/// `BenchLock::counters` and `held` of a group lock: its group counters with the wrapped
-/// lock's, and the wrapped lock's state.
-macro_rules! stats_and_held {
-    () => {
-        fn counters(&self) -> LockCounters {
-            from_group_stats(self.0.stats(), self.0.raw().stats())
-        }
-        #[inline]
-        fn held(&self) -> Option<(bool, bool)> {
-            held_of(self.0.raw())
-        }
-    };
-}
-
-/// `FlexLock` with a fixed policy.
-#[derive(Debug)]
-pub struct FlexLocked<T, const LEADER: bool>(FlexLock<RawAtomicLwLock, T>);
-
-impl<T: Send + Sync, const LEADER: bool> BenchLock<T> for FlexLocked<T, LEADER> {
+impl<F: GroupFamily, T: Send + Sync + 'static> BenchLock<T> for GroupLocked<F, T> {
     fn new(data: T, tranche: Tranche) -> Self {
+        GroupLocked(F::build(data, tranche))
+    }
+    #[inline]
+    fn shared<R>(&self, f: impl FnOnce(&T) -> R) -> R {
+        f(&self.0.read())
+    }
+    #[inline]
+    fn exclusive<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        f(&mut self.0.write())
+    }
+    #[inline]
+    fn group<R: Send>(&self, key: u64, f: impl FnOnce(&mut T) -> R + Send) -> R {
+        self.0.group_keyed(key, f)
+    }
+    fn counters(&self) -> LockCounters {
+        from_group_stats(self.0.stats(), self.0.raw().stats())
+    }
+    /// The state of the lock it wraps.
+    #[inline]
+    fn held(&self) -> Option<(bool, bool)> {
+        let raw = self.0.raw();
+        Some((raw.is_locked(), raw.is_locked_exclusive()))
+    }
+}
+
+/// A group family is a lock family: its registry lock is [`GroupLocked`].
+impl<F: GroupFamily> LockFamily for F {
+    type Lock<T: Send + Sync + 'static> = GroupLocked<F, T>;
+}
+
+/// Family of `flex-leader` (`LEADER`) and `flex-releaser`: a `FlexLock` with that policy.
+#[derive(Debug)]
+pub struct FlexFamily<const LEADER: bool>;
+/// Family of `flex-leader`.
+pub type FlexLeaderFamily = FlexFamily<true>;
+/// Family of `flex-releaser`.
+pub type FlexReleaserFamily = FlexFamily<false>;
+
+impl<const LEADER: bool> GroupFamily for FlexFamily<LEADER> {
+    type Group<T: Send + Sync + 'static> = FlexLock<RawAtomicLwLock, T>;
+    fn build<T: Send + Sync + 'static>(data: T, tranche: Tranche) -> Self::Group<T> {
         let policy = if LEADER {
             Policy::Leader
         } else {
             Policy::LastReleaser
         };
-        FlexLocked(FlexLock::with_config(
+        FlexLock::with_config(
             data,
             FlexConfig {
                 policy,
                 max_group: DEFAULT_MAX_GROUP,
                 tranche,
             },
-        ))
+        )
     }
-    guard_methods!();
-    #[inline]
-    fn group<R: Send>(&self, _key: u64, f: impl FnOnce(&mut T) -> R + Send) -> R {
-        self.0.group(f)
-    }
-    stats_and_held!();
-}
-
-/// `ClogGroupLock`: groups only operations with the same key.
-#[derive(Debug)]
-pub struct ClogGroupLocked<T>(ClogGroupLock<RawAtomicLwLock, T>);
-
-impl<T: Send + Sync> BenchLock<T> for ClogGroupLocked<T> {
-    fn new(data: T, tranche: Tranche) -> Self {
-        ClogGroupLocked(ClogGroupLock::with_config(
-            data,
-            FlexConfig {
-                policy: Policy::Leader,
-                max_group: DEFAULT_MAX_GROUP,
-                tranche,
-            },
-        ))
-    }
-    guard_methods!();
-    #[inline]
-    fn group<R: Send>(&self, key: u64, f: impl FnOnce(&mut T) -> R + Send) -> R {
-        self.0.update(key, f)
-    }
-    stats_and_held!();
-}
-
-/// Family of `flex-leader`.
-#[derive(Debug)]
-pub struct FlexLeaderFamily;
-impl LockFamily for FlexLeaderFamily {
-    type Lock<T: Send + Sync + 'static> = FlexLocked<T, true>;
-}
-
-/// Family of `flex-releaser`.
-#[derive(Debug)]
-pub struct FlexReleaserFamily;
-impl LockFamily for FlexReleaserFamily {
-    type Lock<T: Send + Sync + 'static> = FlexLocked<T, false>;
-}
-
-/// `HolderServesLock`: the last releaser's fast variant (`flex-holder`).
-#[derive(Debug)]
-pub struct FlexHolderLocked<T>(flexlock::HolderServesLock<RawAtomicLwLock, T>);
-
-impl<T: Send + Sync> BenchLock<T> for FlexHolderLocked<T> {
-    fn new(data: T, tranche: Tranche) -> Self {
-        FlexHolderLocked(flexlock::HolderServesLock::with_bound(
-            data,
-            DEFAULT_MAX_GROUP,
-            tranche,
-        ))
-    }
-    guard_methods!();
-    #[inline]
-    fn group<R: Send>(&self, _key: u64, f: impl FnOnce(&mut T) -> R + Send) -> R {
-        self.0.group(f)
-    }
-    stats_and_held!();
 }
 
 /// Family of `flex-holder`.
 #[derive(Debug)]
 pub struct FlexHolderFamily;
-impl LockFamily for FlexHolderFamily {
-    type Lock<T: Send + Sync + 'static> = FlexHolderLocked<T>;
+
+impl GroupFamily for FlexHolderFamily {
+    type Group<T: Send + Sync + 'static> = HolderServesLock<RawAtomicLwLock, T>;
+    fn build<T: Send + Sync + 'static>(data: T, tranche: Tranche) -> Self::Group<T> {
+        HolderServesLock::with_bound(data, DEFAULT_MAX_GROUP, tranche)
+    }
 }
 
 /// Family of `clog-group`.
 #[derive(Debug)]
 pub struct ClogGroupFamily;
-impl LockFamily for ClogGroupFamily {
-    type Lock<T: Send + Sync + 'static> = ClogGroupLocked<T>;
+
+impl GroupFamily for ClogGroupFamily {
+    type Group<T: Send + Sync + 'static> = ClogGroupLock<RawAtomicLwLock, T>;
+    fn build<T: Send + Sync + 'static>(data: T, tranche: Tranche) -> Self::Group<T> {
+        ClogGroupLock::with_config(
+            data,
+            FlexConfig {
+                tranche,
+                ..FlexConfig::new(Policy::Leader)
+            },
+        )
+    }
 }

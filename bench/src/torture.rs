@@ -60,8 +60,8 @@
 use crate::cli::parse_duration;
 use clap::{CommandFactory, Parser};
 use flexlock::{
-    ClogGroupLock, FlexConfig, FlexLock, FlexReadGuard, FlexWriteGuard, HolderServesLock, Policy,
-    DEFAULT_MAX_GROUP,
+    ClogGroupLock, FlexConfig, FlexLock, FlexReadGuard, FlexWriteGuard, GroupLock,
+    HolderServesLock, Policy, DEFAULT_MAX_GROUP,
 };
 use lwlock::{
     AcquireOrWait, Mode, Proc, RawAtomicLwLock, RawClassicLwLock, RawLwLock, RawLwLockVar, Tranche,
@@ -1376,25 +1376,25 @@ macro_rules! group_lock_api {
     ($ty:ident) => {
         impl<L: RawLwLock> GroupLockApi<L> for $ty<L, Plain> {
             fn read(&self) -> FlexReadGuard<'_, L, Plain> {
-                $ty::read(self)
+                GroupLock::read(self)
             }
             fn try_read(&self) -> Option<FlexReadGuard<'_, L, Plain>> {
-                $ty::try_read(self)
+                GroupLock::try_read(self)
             }
             fn write(&self) -> FlexWriteGuard<'_, L, Plain> {
-                $ty::write(self)
+                GroupLock::write(self)
             }
             fn try_write(&self) -> Option<FlexWriteGuard<'_, L, Plain>> {
-                $ty::try_write(self)
+                GroupLock::try_write(self)
             }
             fn group<R: Send, F: FnOnce(&mut Plain) -> R + Send>(&self, op: F) -> R {
-                $ty::group(self, op)
+                GroupLock::group(self, op)
             }
             fn raw(&self) -> &L {
-                $ty::raw(self)
+                GroupLock::raw(self)
             }
             fn group_head(&self) -> Option<u32> {
-                $ty::group_head(self)
+                GroupLock::group_head(self)
             }
         }
     };

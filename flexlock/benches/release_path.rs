@@ -15,7 +15,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use crossbeam_utils::CachePadded;
-use flexlock::{FlexLock, HolderServesLock, Policy};
+use flexlock::{FlexLock, GroupLock, HolderServesLock, Policy};
 use lwlock::{Mode, RawAtomicLwLock, RawLwLock};
 use std::hint::black_box;
 use std::sync::atomic::{fence, AtomicU32, Ordering};

@@ -18,7 +18,7 @@ fn main() {
 
 #[cfg(lwsim)]
 fn main() {
-    use flexlock::{FlexLock, HolderServesLock, Policy};
+    use flexlock::{FlexLock, GroupLock, HolderServesLock, Policy};
     use lwlock::sync::lwsim::{self, Profile, SimConfig};
     use lwlock::{Mode, RawAtomicLwLock, RawLwLock};
     use std::sync::atomic::{AtomicU64, Ordering};

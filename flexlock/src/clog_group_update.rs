@@ -7,7 +7,8 @@
 //!
 //! # Design
 //! As the leader policy of [`crate::FlexLock`] (try exclusively; else push; the thread that pushed
-//! onto an empty list leads), with one admission rule: before each push attempt a joiner compares
+//! onto an empty list leads; `group/leader.rs`), with one admission rule, which this lock passes
+//! to the leader protocol (`same_page`): before each push attempt a joiner compares
 //! its key with the key of the record *currently at the list head*; if they differ it does not join
 //! and falls back to a blocking exclusive acquire of its own (the `return false` of
 //! `TransactionGroupUpdateXidStatus`, then `LWLockAcquire` in `TransactionIdSetPageStatus`).
@@ -25,7 +26,7 @@
 //! the xid's status is being set to committed or aborted, not sub-committed; anything else takes
 //! `XactSLRULock` directly. [`ClogGroupLock::update`] has no transaction to inspect, so it tries
 //! the group for every call: a caller that wants PostgreSQL's behaviour applies those checks
-//! itself and calls [`ClogGroupLock::write`] when they fail (lwbench's clog workload updates one
+//! itself and calls [`GroupLock::write`] when they fail (lwbench's clog workload updates one
 //! xid per call, always eligible).
 //!
 //! # State, invariants, memory orderings
@@ -33,20 +34,31 @@
 //! record field, stored Relaxed before the Release push and loaded Relaxed by joiners (any value it
 //! reads is safe, see the race above).
 
-use crate::flex_group_commit::{Core, FlexConfig, FlexReadGuard, FlexWriteGuard, Policy};
-use crate::stats::GroupStats;
-use lwlock::{IpcEvent, RawLwLock, Tranche, WaitEvent};
+use crate::group::config::{FlexConfig, Policy};
+use crate::group::core::Core;
+use crate::group_lock::{sealed::Sealed, GroupLock};
+use lwlock::sync::Ordering;
+use lwlock::{IpcEvent, Proc, RawLwLock, Tranche, WaitEvent, INVALID_PROC};
 
-/// `lwlock_mutant = "clog_ignore_key"`: deliberately broken, for the models only. A joiner ignores
-/// the page check and joins any non-empty list, so groups with several keys form without the race:
-/// a model (or the `clog_key_rule` tests) must see an operation with another key run by a leader.
-pub(crate) const MUTANT_IGNORE_KEY: bool = cfg!(lwlock_mutant = "clog_ignore_key");
+/// The clog page rule, the admission rule this lock passes to the leader protocol: a joiner
+/// with `key` joins only a list that is empty or whose head record has the same key. The head may
+/// be a record that has moved on to another group (the documented race): still correct.
+fn same_page(key: u64, head: u32) -> bool {
+    // Mutant `clog_ignore_key` (models only, a build of its own): a joiner ignores the page check
+    // and joins any non-empty list, so groups with several keys form without the race: a model
+    // (or the `clog_key_rule` tests) must see an operation with another key run by a leader.
+    lwlock::mutant!("clog_ignore_key")
+        || head == INVALID_PROC
+        || Proc::by_number(head).group.key.load(Ordering::Relaxed) == key
+}
 
 /// A lock over `L` whose exclusive operations on the same key are combined by an elected leader
-/// (the CLOG group update).
+/// (the CLOG group update). Its API is that of [`GroupLock`], keyed: [`GroupLock::group_keyed`]
+/// (or [`update`](Self::update)) groups only operations with the same key, and
+/// [`GroupLock::group`] is an operation on key 0.
 ///
 /// ```
-/// use flexlock::ClogGroupLock;
+/// use flexlock::{ClogGroupLock, GroupLock};
 /// use lwlock::RawAtomicLwLock;
 /// let clog = ClogGroupLock::<RawAtomicLwLock, Vec<u8>>::new(vec![0; 8]);
 /// clog.update(0, |page| page[3] = 1);
@@ -98,6 +110,20 @@ impl<L: RawLwLock, T> ClogGroupLock<L, T> {
         }
     }
 
+    /// [`GroupLock::group_keyed`]: the CLOG group update of an operation on page `key`
+    /// (`TransactionIdSetPageStatus`'s name for it).
+    #[inline]
+    pub fn update<R: Send>(&self, key: u64, op: impl FnOnce(&mut T) -> R + Send) -> R {
+        self.group_keyed(key, op)
+    }
+}
+
+impl<L: RawLwLock, T> Sealed for ClogGroupLock<L, T> {}
+
+impl<L: RawLwLock, T> GroupLock for ClogGroupLock<L, T> {
+    type Raw = L;
+    type Data = T;
+
     /// Runs `op` under the exclusive lock, here or in the leader of a group of operations with the
     /// same `key`, and returns its result. A panic in `op` is re-raised here.
     ///
@@ -105,47 +131,22 @@ impl<L: RawLwLock, T> ClogGroupLock<L, T> {
     ///
     /// Members wait under `IPC:XactGroupUpdate`, or `IPC:ProcArrayGroupUpdate` when the lock is
     /// in [`Tranche::PROC_ARRAY`] (the same protocol as `ProcArrayGroupClearXid`).
-    pub fn update<R: Send>(&self, key: u64, op: impl FnOnce(&mut T) -> R + Send) -> R {
+    #[inline]
+    fn group_keyed<R: Send>(&self, key: u64, op: impl FnOnce(&mut T) -> R + Send) -> R {
         let event = if self.core.raw().tranche() == Tranche::PROC_ARRAY {
             IpcEvent::ProcArrayGroupUpdate
         } else {
             IpcEvent::XactGroupUpdate
         };
-        self.core.group_leader(op, WaitEvent::ipc(event), Some(key))
+        self.core
+            .group_leader(op, WaitEvent::ipc(event), key, |head| same_page(key, head))
     }
 
-    /// Takes the lock shared.
-    pub fn read(&self) -> FlexReadGuard<'_, L, T> {
-        self.core.read()
+    fn core(&self) -> &Core<L, T> {
+        &self.core
     }
 
-    /// Takes the lock exclusively.
-    pub fn write(&self) -> FlexWriteGuard<'_, L, T> {
-        self.core.write()
-    }
-
-    /// Takes the lock exclusively if that is possible without waiting.
-    pub fn try_write(&self) -> Option<FlexWriteGuard<'_, L, T>> {
-        self.core.try_write()
-    }
-
-    /// Group counters (`Some` only with the `stats` feature).
-    pub fn stats(&self) -> Option<GroupStats> {
-        self.core.stats()
-    }
-
-    /// The wrapped lock.
-    pub fn raw(&self) -> &L {
-        self.core.raw()
-    }
-
-    /// The record number at the head of the group list, if any (a racy snapshot, for tests).
-    pub fn group_head(&self) -> Option<u32> {
-        self.core.group_head()
-    }
-
-    /// Consumes the lock, returning the value.
-    pub fn into_inner(self) -> T {
-        self.core.into_inner()
+    fn into_core(self) -> Core<L, T> {
+        self.core
     }
 }

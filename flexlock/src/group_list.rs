@@ -59,13 +59,6 @@ use crossbeam_utils::CachePadded;
 use lwlock::sync::{AtomicU32, Ordering};
 use lwlock::{Proc, INVALID_PROC};
 
-/// `lwlock_mutant = "flex_done_before_apply"`: deliberately broken, for the models only. The
-/// server clears a member's `member` flag and posts it *before* running its operation, so the
-/// submitter can return (and free its op, and read an unset result) while the operation is still
-/// running: a model must report the race on the op slot or a missing result. Under std this variant
-/// is undefined behaviour by construction; never enable it outside a model checker.
-pub(crate) const MUTANT_DONE_BEFORE_APPLY: bool = cfg!(lwlock_mutant = "flex_done_before_apply");
-
 /// A Treiber stack of wait records (`procArrayGroupFirst`, `clogGroupFirst`).
 #[derive(Debug)]
 pub(crate) struct GroupList {
@@ -167,9 +160,15 @@ pub(crate) unsafe fn serve(
         // Relaxed: visible through the detach's Acquire or the handover's Release/Acquire.
         let next = rec.group.next.load(Ordering::Relaxed);
         let op = rec.group.op.load(Ordering::Relaxed) as *const OpHeader;
-        if MUTANT_DONE_BEFORE_APPLY && p != me {
+        // Mutant `flex_done_before_apply` (models only, a build of its own): the server clears
+        // a member's `member` flag and posts it *before* running its operation, so the submitter
+        // can return (and free its op, and read an unset result) while the operation is still
+        // running: a model must report the race on the op slot or a missing result. Under std
+        // this variant is undefined behaviour by construction; never enable it outside a model
+        // checker. (`wake` skips the members it already released.)
+        if lwlock::mutant!("flex_done_before_apply") && p != me {
             rec.group.member.store(false, Ordering::Release);
-            // SAFETY: none: this variant is deliberately broken (see the constant).
+            // SAFETY: none: this variant is deliberately broken (see above).
             if unsafe { OpHeader::complete(op) } {
                 rec.sem().unlock();
             }
@@ -216,7 +215,7 @@ pub(crate) fn wake(first: u32, last: u32, me: u32) -> bool {
         if p == me {
             served_me = true;
         }
-        if !(MUTANT_DONE_BEFORE_APPLY && p != me) {
+        if !(lwlock::mutant!("flex_done_before_apply") && p != me) {
             let op = rec.group.op.load(Ordering::Relaxed) as *const OpHeader;
             // Mutant `flex_wake_link_reset_late` (models only): the link is reset after the
             // member was released, clobbering the link of a record its owner already pushed

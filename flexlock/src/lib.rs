@@ -17,17 +17,24 @@
 //! and is linked through the submitter's wait record ([`lwlock::Proc`]). A panicking operation is
 //! caught where it runs and re-raised in its submitter; the rest of the group still runs.
 //!
+//! Every lock implements [`GroupLock`] (read, write, their `try_` forms, the group operation,
+//! counters, the wrapped lock): import it to call them, or write code generic over the policy.
+//!
 //! Feature `stats`: [`GroupStats`] (groups, group sizes, who ran each operation, clog fallbacks,
-//! exclusive acquisitions), read with [`FlexLock::stats`] / [`ClogGroupLock::stats`].
+//! exclusive acquisitions), read with [`GroupLock::stats`].
 //!
 //! Modules (named after the mechanism): `op` (the stack-allocated operation), `group_list` (the
-//! Treiber list, serving pass, wake and handover), `flex_group_commit` (FlexLock and both
-//! policies), `clog_group_update` (the keyed group).
+//! Treiber list, serving pass, wake and handover), `group` (the protocols, one file each: the
+//! shared core, the leader, the last releaser's submitter and drain, holder serves, the guards),
+//! `group_lock` (the trait), `flex_group_commit` (FlexLock and HolderServesLock),
+//! `clog_group_update` (the keyed group).
 #![deny(missing_docs)]
 
 mod clog_group_update;
 pub mod flex_group_commit;
+mod group;
 mod group_list;
+mod group_lock;
 mod op;
 mod stats;
 
@@ -36,4 +43,5 @@ pub use flex_group_commit::{
     FlexConfig, FlexLock, FlexReadGuard, FlexWriteGuard, HolderServesLock, Policy,
     DEFAULT_MAX_GROUP,
 };
+pub use group_lock::GroupLock;
 pub use stats::GroupStats;

@@ -3,7 +3,7 @@
 //! Without the feature the counters do not exist and every bump compiles to nothing; with it each
 //! bump is one Relaxed RMW (statistics order nothing).
 
-/// A snapshot of a FlexLock's or clog group lock's counters ([`crate::FlexLock::stats`]).
+/// A snapshot of a FlexLock's or clog group lock's counters ([`crate::GroupLock::stats`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct GroupStats {
     /// Groups served: each detached chain one server ran (a lone leader counts as a group of one;

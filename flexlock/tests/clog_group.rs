@@ -4,7 +4,7 @@
 mod common;
 
 use common::{me, wait_for, wait_up_to, waits_on_lwlock, watchdog};
-use flexlock::ClogGroupLock;
+use flexlock::{ClogGroupLock, GroupLock};
 use lwlock::RawLwLock;
 use std::sync::Arc;
 use std::time::Duration;

@@ -18,7 +18,7 @@
 mod common;
 
 use common::watchdog;
-use flexlock::{ClogGroupLock, FlexConfig, FlexLock, Policy, DEFAULT_MAX_GROUP};
+use flexlock::{ClogGroupLock, FlexConfig, FlexLock, GroupLock, Policy, DEFAULT_MAX_GROUP};
 use lwlock::fault::{FaultLock, FaultPoint, InjectedFault};
 use lwlock::{RawAtomicLwLock, RawClassicLwLock, RawLwLock};
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{me, wait_for, watchdog};
-use flexlock::{FlexConfig, FlexLock, Policy};
+use flexlock::{FlexConfig, FlexLock, GroupLock, Policy};
 use lwlock::RawLwLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};

@@ -7,7 +7,7 @@
 mod common;
 
 use common::{wait_for, wait_up_to, watchdog};
-use flexlock::HolderServesLock;
+use flexlock::{GroupLock, HolderServesLock};
 use lwlock::{AcquireOrWait, Mode, Proc, RawAtomicLwLock, RawClassicLwLock, RawLwLock, Tranche};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;

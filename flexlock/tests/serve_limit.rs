@@ -17,7 +17,7 @@
 mod common;
 
 use common::{me, wait_for, watchdog};
-use flexlock::{FlexConfig, FlexLock, GroupStats, HolderServesLock, Policy};
+use flexlock::{FlexConfig, FlexLock, GroupLock, HolderServesLock, Policy};
 use lwlock::{RawAtomicLwLock, RawClassicLwLock, RawLwLock, Tranche};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -27,77 +27,40 @@ const MAX_GROUP: usize = 2;
 /// Submitters queued behind the held lock.
 const SUBMITTERS: usize = 2 * MAX_GROUP + 1;
 
-/// The three lock types that serve groups, with one interface for the test.
-trait GroupLock: Send + Sync + 'static {
-    /// Runs `during` while the calling thread holds the lock exclusively, then releases it (the
-    /// release serves the queue under LastReleaser and holder-serves).
-    fn holding(&self, during: &mut dyn FnMut());
-    /// A group operation that appends `k` and returns the record number of the thread that ran it.
-    fn submit(&self, k: u32) -> u32;
-    /// The newest queued record, if any.
-    fn head(&self) -> Option<u32>;
-    /// The protected value.
-    fn values(&self) -> Vec<u32>;
-    /// The group counters (feature `stats`).
-    fn stats(&self) -> Option<GroupStats>;
-}
-
-/// The same adapter for both lock types (their group APIs have the same shape).
-macro_rules! group_lock {
-    ($ty:ident) => {
-        impl<L: RawLwLock + 'static> GroupLock for $ty<L, Vec<u32>> {
-            fn holding(&self, during: &mut dyn FnMut()) {
-                let g = self.write();
-                during();
-                drop(g);
-            }
-            fn submit(&self, k: u32) -> u32 {
-                self.group(move |v| {
-                    v.push(k);
-                    me()
-                })
-            }
-            fn head(&self) -> Option<u32> {
-                self.group_head()
-            }
-            fn values(&self) -> Vec<u32> {
-                self.read().clone()
-            }
-            fn stats(&self) -> Option<GroupStats> {
-                $ty::stats(self)
-            }
-        }
-    };
-}
-group_lock!(FlexLock);
-group_lock!(HolderServesLock);
-
 /// Queues `SUBMITTERS` operations, in order, behind the test thread's exclusive hold, releases,
-/// and checks which thread ran each. `first_server`: the record that runs the first pass, given
+/// and checks which thread ran each (any of the group locks: `GroupLock` is their one API). `first_server`: the record that runs the first pass, given
 /// the submitters' records in arrival order and the releasing test thread's record.
-fn serves_exactly_the_bound<K: GroupLock>(
+fn serves_exactly_the_bound<K>(
     name: &'static str,
     lock: Arc<K>,
     first_server: fn(&[u32], u32) -> u32,
-) {
+) where
+    K: GroupLock<Data = Vec<u32>> + Send + Sync + 'static,
+{
     let _w = watchdog(name, 60);
     let releaser = me();
     let mut handles = Vec::new();
     let mut records = Vec::new();
-    lock.holding(&mut || {
-        for k in 0..SUBMITTERS as u32 {
-            let (tx, rx) = mpsc::channel();
-            let l = lock.clone();
-            handles.push(std::thread::spawn(move || {
-                tx.send(me()).unwrap();
-                l.submit(k)
-            }));
-            let n = rx.recv().unwrap();
-            // Queued: it heads the list (nobody detaches while we hold the lock).
-            wait_for("the submitter to queue", || lock.head() == Some(n));
-            records.push(n);
-        }
-    });
+    // Queued behind an exclusive hold; its release serves the queue under LastReleaser and
+    // holder-serves.
+    let hold = lock.write();
+    for k in 0..SUBMITTERS as u32 {
+        let (tx, rx) = mpsc::channel();
+        let l = lock.clone();
+        handles.push(std::thread::spawn(move || {
+            tx.send(me()).unwrap();
+            // Appends `k`; returns the record number of the thread that ran it.
+            l.group(move |v| {
+                v.push(k);
+                me()
+            })
+        }));
+        let n = rx.recv().unwrap();
+        // Queued: it heads the list (nobody detaches while we hold the lock).
+        wait_for("the submitter to queue", || lock.group_head() == Some(n));
+        records.push(n);
+    }
+    drop(hold);
     let ran_by: Vec<u32> = handles.into_iter().map(|h| h.join().unwrap()).collect();
     let expected: Vec<u32> = (0..SUBMITTERS)
         .map(|i| match i / MAX_GROUP {
@@ -111,11 +74,11 @@ fn serves_exactly_the_bound<K: GroupLock>(
          handing the rest over (records in arrival order {records:?}, releaser {releaser})"
     );
     assert_eq!(
-        lock.values(),
+        *lock.read(),
         (0..SUBMITTERS as u32).collect::<Vec<_>>(),
         "{name}: not served in arrival order"
     );
-    assert_eq!(lock.head(), None, "{name}: operations left queued");
+    assert_eq!(lock.group_head(), None, "{name}: operations left queued");
     // With feature `stats`: three groups (the three passes), the largest exactly the bound.
     if let Some(s) = lock.stats() {
         assert_eq!(

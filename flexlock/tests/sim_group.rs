@@ -2,7 +2,7 @@
 //! `--cfg lwsim` builds (`ci/sim.sh`).
 #![cfg(lwsim)]
 
-use flexlock::{FlexLock, Policy};
+use flexlock::{FlexLock, GroupLock, Policy};
 use lwlock::sync::lwsim::{self, Profile, SimConfig};
 use lwlock::{AcquireOrWait, Mode, RawAtomicLwLock, RawLwLock, Tranche};
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -8,7 +8,7 @@
 mod common;
 
 use common::{wait_for, wait_up_to, watchdog};
-use flexlock::{ClogGroupLock, FlexLock, Policy};
+use flexlock::{ClogGroupLock, FlexLock, GroupLock, Policy};
 use lwlock::fault::{FaultLock, FaultPoint, InjectedFault};
 use lwlock::{Proc, RawAtomicLwLock, RawClassicLwLock, RawLwLock};
 use std::panic::{catch_unwind, AssertUnwindSafe};

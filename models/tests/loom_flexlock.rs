@@ -11,7 +11,7 @@
 //! member when the wrapped lock unwinds (flexlock's "Unwinding" table).
 #![cfg(loom)]
 
-use flexlock::{ClogGroupLock, FlexLock, Policy};
+use flexlock::{ClogGroupLock, FlexLock, GroupLock, Policy};
 use lwlock::fault::{quiet_injected_panics, FaultLock, FaultPoint, InjectedFault};
 use lwlock::sync::{thread, Ordering};
 use lwlock::{Proc, RawAtomicLwLock, RawLwLock};

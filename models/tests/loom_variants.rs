@@ -20,7 +20,7 @@
 //!   sign (a chain of two records).
 #![cfg(loom)]
 
-use flexlock::HolderServesLock;
+use flexlock::{GroupLock, HolderServesLock};
 use lwlock::sync::thread;
 use lwlock::{Mode, RawAtomicLwLock, RawLwLock, RawReaderBiasLwLock};
 use models::Protected;

@@ -2,7 +2,7 @@
 //! (both policies) and a CLOG group lock, long operation sequences under the PCT scheduler.
 #![cfg(shuttle)]
 
-use flexlock::{ClogGroupLock, FlexLock, Policy};
+use flexlock::{ClogGroupLock, FlexLock, GroupLock, Policy};
 use lwlock::sync::thread;
 use lwlock::RawAtomicLwLock;
 use models::Model;

@@ -10,7 +10,7 @@
 //! transaction), so that the lock is contended but not the only thing running.
 #![allow(dead_code)]
 
-use flexlock::{ClogGroupLock, FlexLock, Policy};
+use flexlock::{ClogGroupLock, FlexLock, GroupLock, Policy};
 use lwlock::RawAtomicLwLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
