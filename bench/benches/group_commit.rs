@@ -1,45 +1,97 @@
-//! Criterion benchmarks of group commit: the end-of-transaction operation at 1–64 threads for the
-//! direct atomic LWLock, the Leader and LastReleaser FlexLocks and parking_lot; the CLOG commit
-//! operation with and without the group update.
+//! Criterion benchmarks of group commit: the end-of-transaction workload (`end-xact`: assign an
+//! xid, then `ProcArrayEndTransaction` under the exclusive ProcArrayLock) at 1–64 threads for
+//! the plain atomic LWLock, the Leader and LastReleaser FlexLocks and parking_lot; the CLOG
+//! commit workload (`clog`: a fresh xid's status bits in its page) with and without the group
+//! update. The workloads are the harness's (`lwharness::workload`), as `lwbench` runs them.
 //!
-//! `cargo bench -p flexlock --bench group_commit` (add `-- eot/leader` to filter). Each sample
-//! runs `iters` operations spread over the threads, so the reported time is per operation of the
-//! whole system (inverse throughput). Fairness and group sizes: `examples/eot.rs`.
-
-mod workload;
+//! `cargo bench -p bench --bench group_commit` (add `-- eot/leader` to filter). Each sample
+//! runs `iters` transactions spread over the threads, so the reported time is per operation of
+//! the whole system (inverse throughput). Fairness and group sizes: `examples/eot.rs`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
-use std::time::Duration;
-use workload::*;
+use lwbench::locks::{LockFamily, LockKind, LockVisitor};
+use lwbench::snapshot::{Layout, Strategy};
+use lwbench::workload::{self, Shared, Worker, WorkerConfig, Workload};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
 
 const THREADS: [usize; 7] = [1, 2, 4, 8, 16, 32, 64];
-/// Spin iterations of "the rest of the transaction" outside the lock.
+/// Busy-work iterations of "the rest of the transaction" outside the lock.
 const WORK: u32 = 200;
 
-fn eot(c: &mut Criterion) {
-    let mut g = c.benchmark_group("eot");
+/// The end-of-transaction variants: (benchmark name, registry lock).
+const EOT_VARIANTS: [(&str, LockKind); 4] = [
+    ("direct-atomic", LockKind::Atomic),
+    ("leader", LockKind::FlexLeader),
+    ("last-releaser", LockKind::FlexReleaser),
+    ("parking-lot", LockKind::ParkingLot),
+];
+/// The clog commit variants.
+const CLOG_VARIANTS: [(&str, LockKind); 2] = [
+    ("clog-direct", LockKind::Atomic),
+    ("clog-group", LockKind::ClogGroup),
+];
+
+/// `iters` transactions of `workload` over `threads` threads of lock family `F`: the wall time
+/// from the common start to the last thread's end.
+struct Timed {
+    workload: Workload,
+    threads: usize,
+    iters: u64,
+}
+
+impl LockVisitor for Timed {
+    type Output = Duration;
+    fn visit<F: LockFamily>(self, _kind: LockKind) -> Duration {
+        let Timed {
+            workload,
+            threads,
+            iters,
+        } = self;
+        let s = Arc::new(Shared::<F>::new(workload, threads, Layout::Dense));
+        let per = iters.div_ceil(threads as u64);
+        let barrier = Arc::new(Barrier::new(threads + 1));
+        let cfg = WorkerConfig {
+            write_pct: 0,
+            work: WORK,
+            time_every: u32::MAX,
+            strategy: Strategy::Scan,
+        };
+        let hs: Vec<_> = (0..threads)
+            .map(|t| {
+                let (s, barrier) = (s.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    let mut w = Worker::new(t, threads, cfg);
+                    barrier.wait();
+                    workload::run_transactions(workload, &s, &mut w, per);
+                    w
+                })
+            })
+            .collect();
+        barrier.wait();
+        let start = Instant::now();
+        let workers: Vec<Worker> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+        let t = start.elapsed();
+        workload::check(workload, &s, &workers).expect("the workload's invariant checks");
+        t
+    }
+}
+
+fn sweep(c: &mut Criterion, group: &str, workload: Workload, variants: &[(&str, LockKind)]) {
+    let mut g = c.benchmark_group(group);
     g.sample_size(10)
         .warm_up_time(Duration::from_millis(300))
         .measurement_time(Duration::from_secs(1))
         .throughput(Throughput::Elements(1));
-    for v in EOT_VARIANTS {
+    for &(v, kind) in variants {
         for threads in THREADS {
             g.bench_with_input(BenchmarkId::new(v, threads), &threads, |b, &threads| {
                 b.iter_custom(|iters| {
-                    let lock = Arc::new(Eot::new(v, threads));
-                    let l = lock.clone();
-                    let t = run_ops(
+                    kind.dispatch(Timed {
+                        workload,
                         threads,
                         iters,
-                        Arc::new(move |t: usize, i: u64| {
-                            spin_work(WORK);
-                            l.end_xact(t, i * threads as u64 + t as u64);
-                        }),
-                    );
-                    assert!(lock.completions() >= iters);
-                    t
+                    })
                 })
             });
         }
@@ -47,33 +99,12 @@ fn eot(c: &mut Criterion) {
     g.finish();
 }
 
+fn eot(c: &mut Criterion) {
+    sweep(c, "eot", Workload::EndXact, &EOT_VARIANTS);
+}
+
 fn clog(c: &mut Criterion) {
-    let mut g = c.benchmark_group("clog");
-    g.sample_size(10)
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_secs(1))
-        .throughput(Throughput::Elements(1));
-    for v in CLOG_VARIANTS {
-        for threads in THREADS {
-            g.bench_with_input(BenchmarkId::new(v, threads), &threads, |b, &threads| {
-                b.iter_custom(|iters| {
-                    let lock = Arc::new(ClogLock::new(v));
-                    let l = lock.clone();
-                    let t = run_ops(
-                        threads,
-                        iters,
-                        Arc::new(move |_t: usize, _i: u64| {
-                            spin_work(WORK);
-                            l.commit(NEXT_XID.fetch_add(1, Ordering::Relaxed));
-                        }),
-                    );
-                    assert!(lock.commits() >= iters);
-                    t
-                })
-            });
-        }
-    }
-    g.finish();
+    sweep(c, "clog", Workload::Clog, &CLOG_VARIANTS);
 }
 
 criterion_group!(benches, eot, clog);

@@ -1,6 +1,6 @@
-//! `lwtorture`: locktorture for the project's locks. See `lwtorture --help` and the
-//! `lwbench::torture` module docs.
+//! `lwtorture`: locktorture for every lock of the registry. See `lwtorture --help` and the
+//! `lwtorture` crate docs.
 
 fn main() -> std::process::ExitCode {
-    lwbench::torture::main()
+    lwtorture::main()
 }
