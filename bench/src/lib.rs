@@ -23,7 +23,7 @@ pub use lwharness::{
 };
 
 /// The lock families and the lock registry, under their old path: the closure-level
-/// [`BenchLock`] trait and its adapters (`lwharness::locks`), the registry
+/// [`BenchLock`](lwharness::locks::BenchLock) trait and its adapters (`lwharness::locks`), the registry
 /// (`lwharness::registry`) and the group-lock families (`lwharness::flex`).
 pub mod locks {
     pub use lwharness::flex::{

@@ -160,15 +160,15 @@ registry! {
     RwLock => "rwlock", family: [], project: true, applies: Never,
         torture(v): v.drop_in(lwlock::RawTaskFairLwLock::new_in), torture_all: true,
         torture_desc: "lwlock::RwLock<T> guards",
-        "the drop-in lwlock::RwLock<T> (task-fair), through its lock_api guards";
+        "the drop-in lwlock::RwLock (task-fair), through its lock_api guards";
     BargingRwLock => "barging-rwlock", family: [], project: true, applies: Never,
         torture(v): v.drop_in(RawAtomicLwLock::new_in), torture_all: true,
         torture_desc: "lwlock::BargingRwLock<T> guards",
-        "the drop-in lwlock::BargingRwLock<T> (PostgreSQL's policy), through its guards";
+        "the drop-in lwlock::BargingRwLock (PostgreSQL's policy), through its guards";
     ClassicRwLock => "classic-rwlock", family: [], project: true, applies: Never,
         torture(v): v.drop_in(RawClassicLwLock::new_in), torture_all: true,
         torture_desc: "lwlock::ClassicRwLock<T> guards",
-        "the drop-in lwlock::ClassicRwLock<T>, through its guards";
+        "the drop-in lwlock::ClassicRwLock, through its guards";
     FlexLeader => "flex-leader", family: [FlexLeaderFamily], project: true, applies: All,
         torture(v): v.flex::<RawAtomicLwLock>(Policy::Leader, TORTURE_SMALL_GROUP),
         torture_all: true, torture_desc: "FlexLock<atomic> Leader, group bound 2",
@@ -201,7 +201,7 @@ registry! {
     ScalableRwLock => "scalable-rwlock", family: [], project: true, applies: Never,
         torture(v): v.drop_in(lwlock::RawReaderBiasLwLock::new_in), torture_all: true,
         torture_desc: "lwlock::ScalableRwLock<T> guards (reader bias)",
-        "the drop-in lwlock::ScalableRwLock<T> (BRAVO reader bias), through its guards";
+        "the drop-in lwlock::ScalableRwLock (BRAVO reader bias), through its guards";
     Std => "std", family: [StdFamily], project: false, applies: All,
         torture(v): <StdFamily as LockFamily>::torture(v), torture_all: false,
         torture_desc: "std::sync::RwLock, closure level",
