@@ -862,6 +862,31 @@ mod tests {
     }
 
     #[test]
+    fn seeds_and_engines_share_torture_syntax() {
+        // One seed syntax for both programs: decimal or 0x-hex.
+        for (s, v) in [("42", 42), ("0x10", 16)] {
+            let a = Args::try_parse_from(["bench", "--seed", s]).unwrap();
+            assert_eq!(a.seed, v, "{s}");
+        }
+        for bad in [
+            &["--seed", "x"][..],
+            &["--engine", "fast"],
+            &["--threads", "0"],
+        ] {
+            let mut v = vec!["bench"];
+            v.extend_from_slice(bad);
+            let e = Args::try_parse_from(v).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{bad:?}");
+            assert!(e.to_string().contains(bad[0]), "{bad:?}: {e}");
+        }
+        // lwtorture-only locks are not lwbench's.
+        let e = Args::try_parse_from(["bench", "--locks", "rwlock"]).unwrap_err();
+        assert!(e.to_string().contains("--locks"), "{e}");
+        let a = Args::try_parse_from(["bench", "--engine", "sim"]).unwrap();
+        assert_eq!(a.engine, Engine::Sim);
+    }
+
+    #[test]
     fn lock_selection() {
         let a = Args::try_parse_from(["bench", "--locks", "all", "--workload", "snapshot,clog"])
             .unwrap();
