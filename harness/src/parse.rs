@@ -1,6 +1,7 @@
 //! The value syntax both programs' command lines share (`lwbench` and `lwtorture`): durations,
 //! seeds, thread counts and lists, positive integers. Each parser returns the message a
-//! command line prints (exit 2, naming the argument) when the value is bad.
+//! command line prints (exit 2, naming the argument) when the value is bad. Harness plumbing:
+//! it mirrors no PostgreSQL function.
 //!
 //! * Durations: `300ms`, `2s`, `1.5s`, `500us`, `1m`, `2min`, `10ns`, or bare seconds; zero
 //!   and more than a day are rejected.

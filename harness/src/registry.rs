@@ -11,6 +11,9 @@
 //! A registered lock's type is known only where it was registered, so each program that runs
 //! it instantiates its generic entry point there ([`Program`], [`UserLock::with`]) and finds
 //! it again by the program's type ([`UserLock::entry`]).
+//!
+//! Harness plumbing: it mirrors no PostgreSQL function (each entry's description names the
+//! PostgreSQL mechanism its lock stands for).
 
 use crate::flex::{ClogGroupFamily, FlexHolderFamily, FlexLeaderFamily, FlexReleaserFamily};
 use crate::locks::{BrokenLock, LockFamily, RawFamily, StdFamily, TortureVisitor};
