@@ -38,7 +38,7 @@ step "fault-injection sweep (release, with group counters)"
 cargo test --release -p flexlock --features stats --test fault_injection -- --nocapture
 
 step "torture: every lock, 64 threads, random mixes, exits and panics (60 s)"
-cargo run --release -p bench --bin lwtorture -- --duration 60s
+cargo run --release -p lwtorture -- --duration 60s
 
 if [ -x ci/sim.sh ]; then
   step "lwsim: the many-core simulator (validation, sweep, speed)"

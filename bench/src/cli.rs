@@ -2,6 +2,8 @@
 
 use crate::engine::{self, Engine, SimSetup};
 use crate::locks::LockKind;
+pub use crate::parse::parse_duration;
+use crate::parse::{self, parse_seed};
 use crate::perf;
 use crate::report::{self, PointRow, ResultRow, WaitRow};
 use crate::runner::{self, PointSpec};
@@ -70,70 +72,9 @@ fn parse_strategy(s: &str) -> Result<Vec<Strategy>, String> {
     }
 }
 
-fn parse_count(s: &str) -> Result<usize, String> {
-    let n: usize = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{s}' is not a thread count"))?;
-    if n == 0 {
-        return Err("thread counts must be at least 1".into());
-    }
-    if n > 4096 {
-        return Err(format!("{n} threads is more than the limit of 4096"));
-    }
-    Ok(n)
-}
-
 /// Parses `8` or `1:64` (1, 2, 4, … doubling up to 64, always including 64).
 pub fn parse_threads(s: &str) -> Result<ThreadSpec, String> {
-    match s.split_once(':') {
-        None => Ok(ThreadSpec(vec![parse_count(s)?])),
-        Some((a, b)) => {
-            let (a, b) = (parse_count(a)?, parse_count(b)?);
-            if a > b {
-                return Err(format!("range '{s}' runs backwards"));
-            }
-            let mut v = Vec::new();
-            let mut t = a;
-            while t < b {
-                v.push(t);
-                t *= 2;
-            }
-            v.push(b);
-            Ok(ThreadSpec(v))
-        }
-    }
-}
-
-/// Parses `300ms`, `2s`, `1.5s`, `500us`, `1m`, or bare seconds; zero is rejected.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("'{s}' is not a duration (examples: 300ms, 2s, 1.5s)"))?;
-    let secs = match unit.trim() {
-        "" | "s" => v,
-        "ms" => v / 1e3,
-        "us" | "µs" => v / 1e6,
-        "ns" => v / 1e9,
-        "m" | "min" => v * 60.0,
-        u => {
-            return Err(format!(
-                "unknown unit '{u}' in '{s}' (use ns, us, ms, s or m)"
-            ))
-        }
-    };
-    if !(secs.is_finite() && secs > 0.0) {
-        return Err(format!("duration '{s}' must be greater than zero"));
-    }
-    if secs > 24.0 * 3600.0 {
-        return Err(format!("duration '{s}' is longer than a day"));
-    }
-    Ok(Duration::from_secs_f64(secs))
+    parse::parse_thread_range(s).map(ThreadSpec)
 }
 
 /// Parses a sampling interval: a duration, or `off` (no sampler).
@@ -145,25 +86,25 @@ pub fn parse_sample_interval(s: &str) -> Result<Duration, String> {
 }
 
 fn parse_positive_u32(s: &str) -> Result<u32, String> {
-    match s.trim().parse::<u32>() {
-        Ok(0) => Err("must be at least 1".into()),
-        Ok(n) => Ok(n),
-        Err(_) => Err(format!("'{s}' is not a positive integer")),
-    }
+    parse::parse_positive(s, u32::MAX.into()).map(|n| n as u32)
 }
 
 fn parse_positive_usize(s: &str) -> Result<usize, String> {
-    match s.trim().parse::<usize>() {
-        Ok(0) => Err("must be at least 1".into()),
-        Ok(n) => Ok(n),
-        Err(_) => Err(format!("'{s}' is not a positive integer")),
-    }
+    parse::parse_positive(s, usize::MAX as u64).map(|n| n as usize)
 }
 
-fn parse_seed(s: &str) -> Result<u64, String> {
-    s.trim()
-        .parse::<u64>()
-        .map_err(|_| format!("'{s}' is not a seed (an unsigned 64-bit integer)"))
+/// `--engine`: its possible values are the engines' names (clap lists them in `--help` and in
+/// the error for a bad one).
+fn engine_parser() -> impl clap::builder::TypedValueParser<Value = Engine> {
+    use clap::builder::PossibleValue;
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new([
+        PossibleValue::new(Engine::Real.name())
+            .help("The host: real threads, the TSC or `Instant`, perf counters"),
+        PossibleValue::new(Engine::Sim.name())
+            .help("lwsim: the simulated machine of `--platform` (a `--cfg lwsim` build)"),
+    ])
+    .map(|s| Engine::from_name(&s).expect("one of the possible values"))
 }
 
 /// lwbench: PostgreSQL-shaped lock contention benchmarks.
@@ -238,7 +179,7 @@ pub struct Args {
     /// --features stats -- --engine sim ...; that binary runs only `sim`. std and parking-lot
     /// cannot be simulated (their atomics are their own, not lwlock::sync's): naming one exits
     /// 2, and `all` / `default` leave them out.
-    #[arg(long, value_enum, default_value = "real")]
+    #[arg(long, default_value = "real", value_parser = engine_parser())]
     pub engine: Engine,
     /// The simulated machine (`--engine sim`): a built-in profile (this-machine,
     /// xeon-2s-broadwell, xeon-4s-westmere-ex, epyc-2s-genoa) or a profile file (JSON, see
@@ -292,7 +233,7 @@ impl Args {
             if !wanted || (sim && !k.simulatable() && !self.locks.contains(&LockSel::One(k))) {
                 continue;
             }
-            if k.applies_to(w) {
+            if k.applies_to_workload(w.uses_clog()) {
                 run.push(k);
             } else if self.locks.contains(&LockSel::One(k)) {
                 skipped.push(k);
@@ -373,7 +314,7 @@ fn catalogue() -> String {
     for k in LockKind::every() {
         let only: Vec<&str> = Workload::ALL
             .iter()
-            .filter(|w| k.applies_to(**w))
+            .filter(|w| k.applies_to_workload(w.uses_clog()))
             .map(|w| w.name())
             .collect();
         let scope = if only.len() < Workload::ALL.len() {
@@ -426,7 +367,7 @@ fn check_selection(args: &Args) {
             .map(|k| {
                 let only: Vec<&str> = Workload::ALL
                     .iter()
-                    .filter(|x| k.applies_to(**x))
+                    .filter(|x| k.applies_to_workload(x.uses_clog()))
                     .map(|x| x.name())
                     .collect();
                 format!("{} runs only with {}", k.name(), only.join(", "))
@@ -861,11 +802,11 @@ fn run(args: &Args, machine: &Machine) -> Result<(), String> {
         Machine::Real => meta["cores"].as_u64().unwrap_or(1) as usize,
     };
     for &w in &args.workload {
-        report::plot(&out.join(format!("{}.svg", w.name())), w, &points, cores)?;
+        crate::figures::plot(&out.join(format!("{}.svg", w.name())), w, &points, cores)?;
     }
     std::fs::write(
         out.join("summary.md"),
-        report::summary_md(&meta, &args.workload, &points),
+        crate::figures::summary_md(&meta, &args.workload, &points),
     )
     .map_err(|e| io("summary.md", &e))?;
 
@@ -918,6 +859,31 @@ mod tests {
         assert!(parse_duration("0").is_err());
         assert!(parse_duration("3 fortnights").is_err());
         assert!(parse_duration("ms").is_err());
+    }
+
+    #[test]
+    fn seeds_and_engines_share_torture_syntax() {
+        // One seed syntax for both programs: decimal or 0x-hex.
+        for (s, v) in [("42", 42), ("0x10", 16)] {
+            let a = Args::try_parse_from(["bench", "--seed", s]).unwrap();
+            assert_eq!(a.seed, v, "{s}");
+        }
+        for bad in [
+            &["--seed", "x"][..],
+            &["--engine", "fast"],
+            &["--threads", "0"],
+        ] {
+            let mut v = vec!["bench"];
+            v.extend_from_slice(bad);
+            let e = Args::try_parse_from(v).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{bad:?}");
+            assert!(e.to_string().contains(bad[0]), "{bad:?}: {e}");
+        }
+        // lwtorture-only locks are not lwbench's.
+        let e = Args::try_parse_from(["bench", "--locks", "rwlock"]).unwrap_err();
+        assert!(e.to_string().contains("--locks"), "{e}");
+        let a = Args::try_parse_from(["bench", "--engine", "sim"]).unwrap();
+        assert_eq!(a.engine, Engine::Sim);
     }
 
     #[test]

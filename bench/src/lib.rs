@@ -1,45 +1,37 @@
 //! lwbench: a PostgreSQL-shaped lock contention harness.
 //!
-//! Simulates the shared state whose locks PostgreSQL contends on (the proc array and
-//! ProcArrayLock, the xid counter, the CLOG and its lock, a hot buffer header) and sweeps
-//! workloads × locks × thread counts, measuring throughput, fairness (Jain's index), sampled wait
-//! times, perf-event counters and a pg_stat_activity-style wait-event profile.
+//! Sweeps workloads × locks × thread counts over the shared state whose locks PostgreSQL
+//! contends on, measuring throughput, fairness (Jain's index), sampled wait times, perf-event
+//! counters and a pg_stat_activity-style wait-event profile. This crate is the command line and
+//! the reporting; the harness itself is `lwharness`, re-exported here under its module names:
 //!
-//! * [`locks`]: the one lock registry and the closure-level [`locks::BenchLock`] trait.
-//! * [`flex`]: the registry adapters of the group-commit locks (`flexlock`).
-//! * [`sim`]: the simulated shared state.
-//! * [`snapshot`]: proc-array layouts and snapshot strategies (scan, reuse, optimistic, shared).
-//! * [`workload`]: the workloads, written once, generic over the lock family.
-//! * [`clock`]: the cheap clock of the wait-time percentiles, and its measured floor.
-//! * [`runner`]: one trial (threads, barrier, sampler, counters, invariant checks).
-//! * [`perf`]: per-thread perf-event counters with a `getrusage` fallback.
+//! * [`cli`]: the command line and the sweep driver.
 //! * [`report`]: the rows of the CSV files.
 //! * [`figures`]: the stdout tables, `summary.md` and the SVGs, in each workload's unit.
-//! * [`cli`]: the command line and the sweep driver.
-//! * [`engine`]: `--engine real|sim`: the host, or lwsim's simulated many-core machine.
-//! * [`torture`]: the `lwtorture` stress test (after the kernel's locktorture).
+//! * [`Lwbench`]: a user's own lock in the whole harness, and under `lwtorture`.
+//! * From `lwharness`: [`locks`] (the lock families and, as a facade, the registry),
+//!   [`registry`], [`flex`], [`pgshared`], [`snapshot`], [`workload`], [`clock`], [`runner`],
+//!   [`perf`], [`engine`], [`parse`].
 #![deny(missing_docs)]
 
-/// In a `--cfg lwsim` build every allocation starts on a cache line of its own, so that a
-/// simulated point's line layout, and with it every counter, repeats exactly (see
-/// `lwlock::sync::lwsim::LineAligned`).
-#[cfg(lwsim)]
-#[global_allocator]
-static LINE_ALIGNED: lwlock::sync::lwsim::LineAligned = lwlock::sync::lwsim::LineAligned;
-
 pub mod cli;
-pub mod clock;
-pub mod engine;
 pub mod figures;
-pub mod flex;
-pub mod locks;
-pub mod perf;
 pub mod report;
-pub mod runner;
-pub mod sim;
-pub mod snapshot;
-pub mod torture;
-pub mod workload;
+
+pub use lwharness::{
+    clock, engine, flex, parse, perf, pgshared, registry, runner, snapshot, workload,
+};
+
+/// The lock families and the lock registry, under their old path: the closure-level
+/// [`BenchLock`](lwharness::locks::BenchLock) trait and its adapters (`lwharness::locks`), the registry
+/// (`lwharness::registry`) and the group-lock families (`lwharness::flex`).
+pub mod locks {
+    pub use lwharness::flex::{
+        ClogGroupFamily, FlexHolderFamily, FlexLeaderFamily, FlexReleaserFamily,
+    };
+    pub use lwharness::locks::*;
+    pub use lwharness::registry::*;
+}
 
 /// lwbench as a library: a user's own lock, measured with the whole harness, without forking it.
 ///
@@ -47,7 +39,9 @@ pub mod workload;
 /// `lwlock::sync`, so that the simulator sees them) registers it by name in its own `main` and
 /// gets the whole command line: every workload, every output file and table, the invariant
 /// checks, and both engines (`--engine sim` in a `--cfg lwsim` build), side by side with the
-/// project's locks (a registered lock is part of `--locks default` and `all`):
+/// project's locks (a registered lock is part of `--locks default` and `all`). The same lock
+/// runs under `lwtorture` with `my-bench torture [lwtorture options]` (through the raw trait,
+/// beside every lock of torture's `--locks all`):
 ///
 /// ```no_run
 /// # use lwlock::RawAtomicLwLock as MyLock;
@@ -77,16 +71,17 @@ impl Lwbench {
         name: &'static str,
         description: &'static str,
     ) -> Self {
-        self.locks.push(locks::UserLock {
-            name,
-            description,
-            run: runner::run_trial_for::<locks::RawFamily<L>>,
-        });
+        self.locks.push(
+            locks::UserLock::new(name, description)
+                .with::<runner::Trial, locks::RawFamily<L>>()
+                .with::<lwtorture::Torture, locks::RawFamily<L>>(),
+        );
         self
     }
 
-    /// Registers the locks and runs the command line (see [`cli::main`]); exits 2 if a name is
-    /// taken.
+    /// Registers the locks and runs the command line (see [`cli::main`]), or, for
+    /// `PROGRAM torture [ARGS]`, `lwtorture` with `ARGS` (see `lwtorture::main_with`); exits 2 if
+    /// a name is taken.
     pub fn main(self) -> std::process::ExitCode {
         self.main_with(std::env::args_os())
     }
@@ -98,10 +93,17 @@ impl Lwbench {
         T: Into<std::ffi::OsString> + Clone,
     {
         for l in self.locks {
+            let name = l.name;
             if let Err(e) = locks::register_user_lock(l) {
-                eprintln!("error: cannot register lock {}: {e}", l.name);
+                eprintln!("error: cannot register lock {name}: {e}");
                 return std::process::ExitCode::from(2);
             }
+        }
+        let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+        if args.get(1).is_some_and(|a| a == "torture") {
+            let mut program = args[0].clone();
+            program.push(" torture");
+            return lwtorture::main_with(std::iter::once(program).chain(args[2..].iter().cloned()));
         }
         cli::main_with(args)
     }

@@ -1,5 +1,6 @@
-//! `lwbench`: the command line of the harness. See `lwbench --help`.
+//! `lwbench`: the command line of the harness. See `lwbench --help`; `lwbench torture
+//! [ARGS]` runs `lwtorture` over the same registry.
 
 fn main() -> std::process::ExitCode {
-    lwbench::cli::main()
+    lwbench::Lwbench::new().main()
 }

@@ -1,5 +1,5 @@
 //! Output files: `results.csv`, `points.csv`, `waits.csv` and their rows; `summary.md`, the SVGs
-//! and the stdout tables are drawn from [`PointRow`]s in [`crate::figures`].
+//! and the stdout tables are drawn from [`PointRow`]s in the `figures` module.
 
 use crate::locks::{LockCounters, LockKind};
 use crate::runner::{self, TrialResult};
@@ -656,5 +656,3 @@ impl PointRow {
         (self.lock, self.layout, self.snapshot)
     }
 }
-
-pub use crate::figures::{plot, summary_md, table, thousands};

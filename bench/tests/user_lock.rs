@@ -54,11 +54,10 @@ fn a_registered_lock_gets_the_whole_harness() {
         assert!(s.contains("ticket"), "{svg} has the ticket series");
     }
     // The name is now taken: registering it again is refused.
-    assert!(lwbench::locks::register_user_lock(lwbench::locks::UserLock {
-        name: "ticket",
-        description: "again",
-        run: lwbench::runner::run_trial_for::<lwbench::locks::RawFamily<ticket_lock::TicketLock>>,
-    })
+    assert!(lwbench::locks::register_user_lock(
+        lwbench::locks::UserLock::new("ticket", "again")
+            .with::<lwbench::runner::Trial, lwbench::locks::RawFamily<ticket_lock::TicketLock>>()
+    )
     .is_err());
     let _ = std::fs::remove_dir_all(&dir);
 }

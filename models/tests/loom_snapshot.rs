@@ -1,15 +1,11 @@
-//! loom models of the snapshot strategies (`bench/src/snapshot.rs`, compiled here directly so the
-//! model checks the very code the harness runs): `reuse`, `optimistic` and `shared`, each against
-//! ends of transaction under the exclusive ProcArrayLock.
+//! loom models of the snapshot strategies (`lwharness::snapshot`, the very code the harness
+//! runs: in a `--cfg loom` build `lwharness` compiles only that module): `reuse`, `optimistic`
+//! and `shared`, each against ends of transaction under the exclusive ProcArrayLock.
 #![cfg(loom)]
 
-#[path = "../../bench/src/snapshot.rs"]
-#[allow(dead_code)]
-mod snapshot;
-
+use lwharness::snapshot::{Dense, Direct, ProcArrayState, Snapshot, SnapshotCache, Strategy};
 use lwlock::sync::thread;
 use lwlock::{Mode, RawAtomicLwLock, RawLwLock};
-use snapshot::{Dense, Direct, ProcArrayState, Snapshot, SnapshotCache, Strategy};
 use std::sync::Arc;
 
 type State = ProcArrayState<Dense>;

@@ -1,20 +1,19 @@
-//! The lock registry: every lock the harness can run, behind one closure-level interface.
+//! The lock families: every lock the harness can run, behind one closure-level interface.
 //!
 //! Workloads are written once against [`BenchLock`] (take the lock shared, take it exclusive, or
 //! submit an exclusive operation that a group-commit lock may run on another thread's behalf) and
-//! instantiated for a [`LockFamily`]. Adding a lock to the harness is one line in the
-//! `registry!` invocation below: its name, its family type, whether it is one of the project's
-//! own locks, and which workloads it applies to.
+//! instantiated for a [`LockFamily`]. The registry of named locks is `crate::registry`; a
+//! family also says how `lwtorture` drives it ([`LockFamily::torture`]).
 //!
 //! Adapters:
 //! * [`RawLocked`] turns any `lwlock::RawLwLock` (classic, atomic, parking_lot through
 //!   `lwlock::ParkingLotLwLock`) into a data-owning lock; its `group` is a plain exclusive
 //!   acquire, which is what `ProcArrayEndTransaction` did before PostgreSQL 9.6.
 //! * [`StdLocked`] wraps `std::sync::RwLock` (which has no raw interface) at closure level.
-//! * The flexlock adapters forward `group` to `FlexLock::group` (leader or last-releaser
+//! * The flexlock adapters (`crate::flex`) forward `group` to `FlexLock::group` (leader or last-releaser
 //!   policy) and to `ClogGroupLock::update` with the CLOG page as the key.
 
-use lwlock::{Mode, RawAtomicLwLock, RawClassicLwLock, RawLwLock, Tranche};
+use lwlock::{Mode, RawAtomicLwLock, RawLwLock, RawLwLockVar, Tranche};
 use std::cell::UnsafeCell;
 
 /// Counters a lock can report for one trial (all optional: most need the `stats` feature).
@@ -110,6 +109,52 @@ pub trait BenchLock<T: Send + Sync>: Send + Sync + Sized {
 pub trait LockFamily: 'static {
     /// The lock protecting a `T`.
     type Lock<T: Send + Sync + 'static>: BenchLock<T>;
+
+    /// How `lwtorture` drives this family: by default through [`BenchLock`] only
+    /// ([`TortureVisitor::closure`]); a family with a richer interface overrides it (the raw
+    /// LWLocks: [`TortureVisitor::raw`]). A registry entry may override it again (see
+    /// `crate::registry`).
+    fn torture<V: TortureVisitor>(v: V) -> V::Output
+    where
+        Self: Sized,
+    {
+        v.closure::<Self>()
+    }
+}
+
+/// What `lwtorture` can do with a lock, by interface: each method is one torture target,
+/// instantiated for the lock's concrete type. A lock picks the richest one it has
+/// ([`LockFamily::torture`], or its registry entry).
+pub trait TortureVisitor {
+    /// The target it builds.
+    type Output;
+    /// Any family, through [`BenchLock`]: shared and exclusive sections and keyed group
+    /// operations, probed with [`BenchLock::held`] where the lock can tell.
+    fn closure<F: LockFamily>(self) -> Self::Output;
+    /// A raw LWLock through the raw trait: both modes, `conditional_acquire` and
+    /// `acquire_or_wait` in both modes.
+    fn raw<L: RawLwLock + 'static>(self) -> Self::Output;
+    /// A raw LWLock with the variable operations too (`wait_for_var`, `update_var`,
+    /// `release_clear_var`: a WAL-insertion-lock dance).
+    fn raw_var<L: RawLwLockVar + 'static>(self) -> Self::Output;
+    /// A drop-in `lock_api` reader-writer lock over `R`, built by `new`: `read`, `write`,
+    /// `try_read`, `try_write`.
+    fn drop_in<R: lwlock::lock_api::RawRwLock + Send + Sync + 'static>(
+        self,
+        new: fn(Tranche) -> R,
+    ) -> Self::Output;
+    /// `flexlock::FlexLock` over `L` with `policy` and group bound `max_group`: `group` and the
+    /// guards.
+    fn flex<L: RawLwLock + 'static>(
+        self,
+        policy: flexlock::Policy,
+        max_group: usize,
+    ) -> Self::Output;
+    /// `flexlock::HolderServesLock` over `L` with group bound `max_group`.
+    fn holder_serves<L: RawLwLock + 'static>(self, max_group: usize) -> Self::Output;
+    /// `flexlock::ClogGroupLock` over `L` with group bound `max_group`: keyed `update` and the
+    /// guards.
+    fn clog_group<L: RawLwLock + 'static>(self, max_group: usize) -> Self::Output;
 }
 
 /// Any `RawLwLock` with the data it protects.
@@ -252,6 +297,10 @@ pub struct RawFamily<L>(std::marker::PhantomData<L>);
 
 impl<L: RawLwLock + 'static> LockFamily for RawFamily<L> {
     type Lock<T: Send + Sync + 'static> = RawLocked<L, T>;
+
+    fn torture<V: TortureVisitor>(v: V) -> V::Output {
+        v.raw::<L>()
+    }
 }
 
 /// The family of [`StdLocked`].
@@ -262,239 +311,9 @@ impl LockFamily for StdFamily {
     type Lock<T: Send + Sync + 'static> = StdLocked<T>;
 }
 
-// The FlexLock and ClogGroupLock adapters live in `flex.rs`.
-pub use crate::flex::{ClogGroupFamily, FlexHolderFamily, FlexLeaderFamily, FlexReleaserFamily};
-
-/// Workloads a lock applies to under `--locks all`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Applies {
-    /// Every workload.
-    All,
-    /// Only the CLOG workloads (`clog`, `pgbench-write`).
-    Clog,
-    /// Every workload, but only when named (never part of `all` or `default`).
-    Explicit,
-}
-
-macro_rules! registry {
-    ($( $variant:ident => $name:literal, $family:ty, project: $project:literal,
-        applies: $applies:ident, $doc:literal; )*) => {
-        /// A lock of the registry, by name.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum LockKind {
-            $( #[doc = $doc] $variant, )*
-            /// A lock registered at run time by a user's own `main` ([`crate::Lwbench::lock`]).
-            User(UserLockId),
-        }
-
-        impl LockKind {
-            /// Every built-in lock, in registry order (the column order of tables and plots);
-            /// [`LockKind::every`] adds the locks registered at run time.
-            pub const ALL: &'static [LockKind] = &[$(LockKind::$variant),*];
-
-            /// The lock's command-line name.
-            pub fn name(self) -> &'static str {
-                match self { $(LockKind::$variant => $name,)* LockKind::User(u) => u.get().name }
-            }
-
-            /// One-line description.
-            pub fn description(self) -> &'static str {
-                match self {
-                    $(LockKind::$variant => $doc,)*
-                    LockKind::User(u) => u.get().description,
-                }
-            }
-
-            /// Whether this is one of the project's own locks (as opposed to a baseline).
-            pub fn is_project(self) -> bool {
-                match self { $(LockKind::$variant => $project,)* LockKind::User(_) => false }
-            }
-
-            fn applies(self) -> Applies {
-                match self { $(LockKind::$variant => Applies::$applies,)* LockKind::User(_) => Applies::All }
-            }
-
-            /// Calls `v.visit::<Family>()` with this lock's family (a registered lock's family
-            /// is known only to its registration: [`LockVisitor::visit_user`]).
-            pub fn dispatch<V: LockVisitor>(self, v: V) -> V::Output {
-                match self {
-                    $(LockKind::$variant => v.visit::<$family>(self),)*
-                    LockKind::User(u) => v.visit_user(u),
-                }
-            }
-        }
-    };
-}
-
-registry! {
-    Classic => "classic", RawFamily<RawClassicLwLock>, project: true, applies: All,
-        "spinlock-protected LWLock (PostgreSQL <= 9.4)";
-    Atomic => "atomic", RawFamily<RawAtomicLwLock>, project: true, applies: All,
-        "atomic-state LWLock (PostgreSQL 9.5+)";
-    AtomicHandoff => "atomic-handoff", RawFamily<lwlock::RawHandoffLwLock>, project: true,
-        applies: All, "atomic-state LWLock with bounded writer starvation (handoff bit)";
-    AtomicTaskFair => "atomic-taskfair", RawFamily<lwlock::RawTaskFairLwLock>, project: true,
-        applies: All, "atomic-state LWLock, task-fair (a queued writer blocks new readers)";
-    FlexLeader => "flex-leader", FlexLeaderFamily, project: true, applies: All,
-        "FlexLock, group run by an elected leader (ProcArrayGroupClearXid)";
-    FlexReleaser => "flex-releaser", FlexReleaserFamily, project: true, applies: All,
-        "FlexLock, group run by the last releaser (Haas 2011)";
-    FlexHolder => "flex-holder", FlexHolderFamily, project: true, applies: All,
-        "FlexLock variant: holders serve the queue, waiters wait in the lock (beyond PG)";
-    ReaderBias => "reader-bias", RawFamily<lwlock::RawReaderBiasLwLock>, project: true,
-        applies: All, "BRAVO reader bias over the atomic LWLock (beyond PG)";
-    ClogGroup => "clog-group", ClogGroupFamily, project: true, applies: Clog,
-        "CLOG group update keyed by page (TransactionGroupUpdateXidStatus)";
-    Std => "std", StdFamily, project: false, applies: All,
-        "std::sync::RwLock (baseline)";
-    ParkingLot => "parking-lot", RawFamily<lwlock::ParkingLotLwLock>, project: false,
-        applies: All, "parking_lot::RwLock (baseline)";
-    Broken => "broken", RawFamily<BrokenLock>, project: false, applies: Explicit,
-        "self-test: shared takes nothing, exclusive takes shared; the checks must fail";
-}
-
-/// Generic code to run for one lock family (see [`LockKind::dispatch`]).
-pub trait LockVisitor {
-    /// What the visit returns.
-    type Output;
-    /// Runs with the family of `kind`.
-    fn visit<F: LockFamily>(self, kind: LockKind) -> Self::Output;
-    /// Runs with a lock registered at run time. Its type is known only where it was registered,
-    /// so the harness's one generic entry, the trial runner, was instantiated there
-    /// ([`UserLock::run`]); other visitors (the crate's own tests, benches) do not visit them.
-    fn visit_user(self, lock: UserLockId) -> Self::Output
-    where
-        Self: Sized,
-    {
-        panic!(
-            "lock {} was registered at run time; only the trial runner visits it",
-            lock.get().name
-        )
-    }
-}
-
-/// A lock registered at run time: its names and the trial runner instantiated for its family.
-#[derive(Clone, Copy, Debug)]
-pub struct UserLock {
-    /// Its `--locks` name.
-    pub name: &'static str,
-    /// Its one-line description.
-    pub description: &'static str,
-    /// `runner::run_trial` for its family.
-    pub run: fn(
-        &crate::runner::PointSpec,
-        &crate::perf::Probe,
-    ) -> Result<crate::runner::TrialResult, String>,
-}
-
-/// The index of a [`UserLock`] in the run-time registry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct UserLockId(u16);
-
-static USER_LOCKS: std::sync::RwLock<Vec<UserLock>> = std::sync::RwLock::new(Vec::new());
-
-impl UserLockId {
-    /// The registration.
-    pub fn get(self) -> UserLock {
-        USER_LOCKS.read().unwrap_or_else(|e| e.into_inner())[self.0 as usize]
-    }
-}
-
-/// Registers `lock` (see [`crate::Lwbench::lock`]); an `Err` names a clash with a lock that
-/// already has the name.
-pub fn register_user_lock(lock: UserLock) -> Result<LockKind, String> {
-    if LockKind::from_name(lock.name).is_some() || ["all", "default"].contains(&lock.name) {
-        return Err(format!("a lock named {:?} already exists", lock.name));
-    }
-    let mut v = USER_LOCKS.write().unwrap_or_else(|e| e.into_inner());
-    let id = UserLockId(u16::try_from(v.len()).map_err(|_| "too many registered locks")?);
-    v.push(lock);
-    Ok(LockKind::User(id))
-}
-
-impl LockKind {
-    /// Every lock: the built-in registry, then the locks registered at run time.
-    pub fn every() -> Vec<LockKind> {
-        let users = USER_LOCKS.read().unwrap_or_else(|e| e.into_inner()).len();
-        LockKind::ALL
-            .iter()
-            .copied()
-            .chain((0..users).map(|i| LockKind::User(UserLockId(i as u16))))
-            .collect()
-    }
-
-    /// Looks a lock up by its command-line name.
-    pub fn from_name(name: &str) -> Option<LockKind> {
-        LockKind::every().into_iter().find(|k| k.name() == name)
-    }
-
-    /// Whether `--locks all` includes this lock for `workload`.
-    pub fn applies_to(self, workload: crate::workload::Workload) -> bool {
-        match self.applies() {
-            Applies::All | Applies::Explicit => true,
-            Applies::Clog => workload.uses_clog(),
-        }
-    }
-
-    /// Whether `--engine sim` can run this lock: every lock whose atomics go through
-    /// `lwlock::sync` (the project's, the self-test lock). std's `RwLock` and parking_lot use
-    /// their own atomics and sleeps, which the simulator would not see.
-    pub fn simulatable(self) -> bool {
-        !matches!(self, LockKind::Std | LockKind::ParkingLot)
-    }
-
-    /// Whether `--locks all` may select this lock (the self-test lock only runs when named).
-    pub fn in_all(self) -> bool {
-        self.applies() != Applies::Explicit
-    }
-
-    /// The locks of the default suite: every project lock plus parking_lot, and the locks
-    /// registered at run time.
-    pub fn default_suite() -> Vec<LockKind> {
-        LockKind::every()
-            .into_iter()
-            .filter(|k| {
-                k.is_project() || *k == LockKind::ParkingLot || matches!(k, LockKind::User(_))
-            })
-            .collect()
-    }
-
-    /// All names, comma-separated (for error messages).
-    pub fn valid_names() -> String {
-        let mut v: Vec<&str> = LockKind::every().iter().map(|k| k.name()).collect();
-        v.push("all");
-        v.join(", ")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    struct Exercise;
-    impl LockVisitor for Exercise {
-        type Output = u64;
-        fn visit<F: LockFamily>(self, _kind: LockKind) -> u64 {
-            let l = F::Lock::<u64>::new(0, Tranche::DEFAULT);
-            l.exclusive(|v| *v += 1);
-            l.group(7, |v| *v += 10);
-            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                l.exclusive(|_| panic!("boom"))
-            }));
-            assert!(r.is_err());
-            // The lock is usable after a panic inside the critical section.
-            l.shared(|v| *v)
-        }
-    }
-
-    #[test]
-    fn every_lock_runs_and_survives_a_panic() {
-        for k in LockKind::ALL.iter().filter(|k| k.in_all()) {
-            assert_eq!(k.dispatch(Exercise), 11, "{}", k.name());
-            assert_eq!(LockKind::from_name(k.name()), Some(*k));
-        }
-        assert_eq!(LockKind::from_name("nope"), None);
-    }
 
     #[test]
     fn counters_merge() {

@@ -18,8 +18,9 @@
 //! raises the stop flag. Every time is virtual; the counters cover the window only.
 
 use crate::engine::{SimSetup, SimTrial};
-use crate::locks::{BenchLock, LockCounters, LockFamily, LockKind, LockVisitor};
+use crate::locks::{BenchLock, LockCounters, LockFamily};
 use crate::perf::{CounterValues, Probe, ThreadCounters};
+use crate::registry::{LockKind, LockVisitor, Program, UserLockId};
 #[cfg(test)]
 use crate::snapshot::Strategy;
 use crate::snapshot::{Layout, Outcome};
@@ -217,13 +218,30 @@ impl LockVisitor for TrialVisitor<'_> {
     fn visit<F: LockFamily>(self, _kind: LockKind) -> Self::Output {
         run_trial_with::<F>(self.spec, self.probe)
     }
-    fn visit_user(self, lock: crate::locks::UserLockId) -> Self::Output {
-        (lock.get().run)(self.spec, self.probe)
+    fn visit_user(self, lock: UserLockId) -> Self::Output {
+        let u = lock.get();
+        let run = u
+            .entry::<Trial>()
+            .ok_or_else(|| format!("lock {} was registered without the trial runner", u.name))?;
+        run(self.spec, self.probe)
+    }
+}
+
+/// The trial runner as a [`Program`]: a lock registered at run time carries
+/// [`run_trial_for`] instantiated for its family
+/// (`UserLock::new(..).with::<Trial, Family>()`).
+#[derive(Debug)]
+pub struct Trial;
+
+impl Program for Trial {
+    type Entry = fn(&PointSpec, &Probe) -> Result<TrialResult, String>;
+    fn entry<F: LockFamily>() -> Self::Entry {
+        run_trial_for::<F>
     }
 }
 
 /// Runs one trial of `spec` with lock family `F` (whatever `spec.lock` names): the entry a lock
-/// registered at run time is instantiated with ([`crate::locks::UserLock::run`]).
+/// registered at run time is instantiated with ([`Trial`]).
 pub fn run_trial_for<F: LockFamily>(
     spec: &PointSpec,
     probe: &Probe,

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! RUSTFLAGS="--cfg lwsim" CARGO_TARGET_DIR=target/lwsim \
-//!   cargo run --release -p flexlock --example lwsim_releaser -- [CORES,...]
+//!   cargo run --release -p bench --example lwsim_releaser -- [CORES,...]
 //! ```
 //!
 //! One thread per core (default 1,2,4,8,16,32,64) on the xeon-2s-broadwell profile; each loops

@@ -1,4 +1,4 @@
-//! Simulated PostgreSQL shared state besides the proc array (which is in [`crate::snapshot`]):
+//! PostgreSQL shared state besides the proc array (which is in [`crate::snapshot`]):
 //! the xid counter, the CLOG and a hot buffer.
 //!
 //! Mirrors, at the size that matters for contention:

@@ -28,7 +28,7 @@ pub use lwlock::sync::lwsim::Profile;
 use std::time::Duration;
 
 /// Which engine runs the trials.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Engine {
     /// The host: real threads, the TSC or `Instant`, perf counters.
     Real,
@@ -37,6 +37,14 @@ pub enum Engine {
 }
 
 impl Engine {
+    /// Both engines, in `--engine` order.
+    pub const ALL: [Engine; 2] = [Engine::Real, Engine::Sim];
+
+    /// Parses an `--engine` name.
+    pub fn from_name(s: &str) -> Option<Engine> {
+        Engine::ALL.into_iter().find(|e| e.name() == s)
+    }
+
     /// `real` or `sim`.
     pub fn name(self) -> &'static str {
         match self {

@@ -2,7 +2,7 @@
 //! last-releaser FlexLock's time goes, step by step, against the direct atomic LWLock and the
 //! holder-serves variant.
 //!
-//! `cargo bench -p flexlock --bench release_path`. Each benchmark is one operation (an increment
+//! `cargo bench -p bench --bench release_path`. Each benchmark is one operation (an increment
 //! under the exclusive lock) on one thread:
 //! * `direct`: `acquire(Exclusive)`, increment, `release` (the atomic LWLock as the harness
 //!   uses it);

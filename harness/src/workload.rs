@@ -30,7 +30,7 @@
 
 use crate::clock::{self, Ticks};
 use crate::locks::{BenchLock, LockFamily};
-use crate::sim::{
+use crate::pgshared::{
     BufferDesc, Clog, Page, XidGen, CLOG_XACTS_PER_PAGE, INVALID_XID, XACT_COMMITTED,
 };
 use crate::snapshot::{
@@ -681,6 +681,15 @@ fn transaction<F: LockFamily>(workload: Workload, s: &Shared<F>, w: &mut Worker)
     p.txns.store(w.txns, Ordering::Relaxed);
 }
 
+/// Runs `n` transactions of `workload` (the criterion benchmarks' unit of work: each sample
+/// runs a fixed number of operations spread over the threads).
+pub fn run_transactions<F: LockFamily>(workload: Workload, s: &Shared<F>, w: &mut Worker, n: u64) {
+    for _ in 0..n {
+        transaction(workload, s, w);
+    }
+    black_box(w.sink);
+}
+
 /// Runs transactions until `s.stop` is set.
 pub fn run_until_stopped<F: LockFamily>(workload: Workload, s: &Shared<F>, w: &mut Worker) {
     if workload == Workload::PinHeld {
@@ -774,7 +783,7 @@ pub fn check<F: LockFamily>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::locks::{LockKind, LockVisitor};
+    use crate::registry::{LockKind, LockVisitor};
 
     struct RunEach;
     impl LockVisitor for RunEach {
@@ -826,7 +835,7 @@ mod tests {
 
     #[test]
     fn every_workload_on_every_lock_passes_its_checks() {
-        for k in LockKind::ALL.iter().filter(|k| k.in_all()) {
+        for k in LockKind::builtin().filter(|k| k.in_all()) {
             k.dispatch(RunEach);
         }
     }

@@ -1,0 +1,52 @@
+//! lwharness: the library under `lwbench` and `lwtorture`.
+//!
+//! Models the shared state whose locks PostgreSQL contends on (the proc array and
+//! ProcArrayLock, the xid counter, the CLOG and its lock, a hot buffer header), the workloads
+//! over it, the one lock registry both programs run, and the engines that run a trial (the host,
+//! or lwsim's simulated many-core machine). No command line and no reporting: those are the
+//! programs' (`bench` for `lwbench`, `torture` for `lwtorture`).
+//!
+//! * [`locks`]: the closure-level [`locks::BenchLock`] trait, the lock families and adapters.
+//! * [`flex`]: the lock families of the group-commit locks (`flexlock`).
+//! * [`registry`]: the one lock registry (built-in locks and locks registered at run time).
+//! * [`pgshared`]: the PostgreSQL shared state (xid counter, CLOG, buffer header).
+//! * [`snapshot`]: proc-array layouts and snapshot strategies (scan, reuse, optimistic, shared).
+//! * [`workload`]: the workloads, written once, generic over the lock family.
+//! * [`clock`]: the cheap clock of the wait-time percentiles, and its measured floor.
+//! * [`runner`]: one trial (threads, barrier, sampler, counters, invariant checks).
+//! * [`perf`]: per-thread perf-event counters with a `getrusage` fallback.
+//! * [`engine`]: the host, or lwsim's simulated many-core machine.
+//! * [`parse`]: the duration, seed and thread-list syntax of both programs' command lines.
+//!
+//! In a `--cfg loom` build only [`snapshot`] is compiled: the loom models check it.
+#![deny(missing_docs)]
+
+/// In a `--cfg lwsim` build every allocation starts on a cache line of its own, so that a
+/// simulated point's line layout, and with it every counter, repeats exactly (see
+/// `lwlock::sync::lwsim::LineAligned`).
+#[cfg(lwsim)]
+#[global_allocator]
+static LINE_ALIGNED: lwlock::sync::lwsim::LineAligned = lwlock::sync::lwsim::LineAligned;
+
+pub mod snapshot;
+
+#[cfg(not(loom))]
+pub mod clock;
+#[cfg(not(loom))]
+pub mod engine;
+#[cfg(not(loom))]
+pub mod flex;
+#[cfg(not(loom))]
+pub mod locks;
+#[cfg(not(loom))]
+pub mod parse;
+#[cfg(not(loom))]
+pub mod perf;
+#[cfg(not(loom))]
+pub mod pgshared;
+#[cfg(not(loom))]
+pub mod registry;
+#[cfg(not(loom))]
+pub mod runner;
+#[cfg(not(loom))]
+pub mod workload;
