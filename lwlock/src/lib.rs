@@ -127,5 +127,15 @@ pub use wait_event::{sample_waits, IpcEvent, Tranche, WaitClass, WaitEvent, Wait
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
 
+/// The crate README's example, compiled and run as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct CrateReadmeDoctests;
+
+/// The design chapter's examples (they use only this crate), compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/design.md")]
+pub struct DesignDoctests;
+
 /// Re-exported so that users name the same `lock_api` version the drop-in uses.
 pub use lock_api;
