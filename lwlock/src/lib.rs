@@ -137,5 +137,12 @@ pub struct CrateReadmeDoctests;
 #[doc = include_str!("../../docs/design.md")]
 pub struct DesignDoctests;
 
+/// The results and reliability chapters (shell commands only today; any Rust block added there
+/// is compiled against this crate).
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/results.md")]
+#[doc = include_str!("../../docs/reliability.md")]
+pub struct ResultsDoctests;
+
 /// Re-exported so that users name the same `lock_api` version the drop-in uses.
 pub use lock_api;
