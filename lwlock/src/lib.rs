@@ -136,5 +136,22 @@ pub use wait_event::{IpcEvent, Tranche, WaitClass, WaitEvent};
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
 
+/// The crate README's example, compiled and run as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct CrateReadmeDoctests;
+
+/// The design chapter's examples (they use only this crate), compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/design.md")]
+pub struct DesignDoctests;
+
+/// The results and reliability chapters (shell commands only today; any Rust block added there
+/// is compiled against this crate).
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/results.md")]
+#[doc = include_str!("../../docs/reliability.md")]
+pub struct ResultsDoctests;
+
 /// Re-exported so that users name the same `lock_api` version the drop-in uses.
 pub use lock_api;
