@@ -8,7 +8,7 @@ use crate::checks::{
     KEYS, WORDS,
 };
 use crate::config::Broken;
-use crate::group::{ClogTarget, FlexTarget};
+use crate::group::GroupTarget;
 use crate::rng::hold_delay;
 use lwharness::locks::{BenchLock, LockFamily, TortureVisitor};
 use lwharness::registry::{LockKind, Program, UserLockId, UserTortureVisitor};
@@ -502,25 +502,31 @@ impl TortureVisitor for MakeTarget {
         policy: flexlock::Policy,
         max_group: usize,
     ) -> Box<dyn Target> {
-        Box::new(FlexTarget::<L>::new(flexlock::FlexLock::with_config(
-            Plain::default(),
-            self.flex_config(policy, max_group),
-        )))
+        Box::new(GroupTarget::unkeyed(
+            flexlock::FlexLock::<L, _>::with_config(
+                Plain::default(),
+                self.flex_config(policy, max_group),
+            ),
+        ))
     }
 
     fn holder_serves<L: RawLwLock + 'static>(self, max_group: usize) -> Box<dyn Target> {
-        Box::new(FlexTarget::<L, _>::new(
-            flexlock::HolderServesLock::with_bound(Plain::default(), max_group, self.tranche),
+        Box::new(GroupTarget::unkeyed(
+            flexlock::HolderServesLock::<L, _>::with_bound(
+                Plain::default(),
+                max_group,
+                self.tranche,
+            ),
         ))
     }
 
     fn clog_group<L: RawLwLock + 'static>(self, max_group: usize) -> Box<dyn Target> {
-        Box::new(ClogTarget::<L> {
-            lock: flexlock::ClogGroupLock::with_config(
+        Box::new(GroupTarget::keyed(
+            flexlock::ClogGroupLock::<L, _>::with_config(
                 Plain::default(),
                 self.flex_config(flexlock::Policy::Leader, max_group),
             ),
-        })
+        ))
     }
 }
 
