@@ -1,16 +1,16 @@
 //! The command line and the sweep driver.
 
-use crate::engine::{self, Engine, SimSetup};
-use crate::locks::LockKind;
-pub use crate::parse::parse_duration;
-use crate::parse::{self, parse_seed};
-use crate::perf;
 use crate::report::{self, PointRow, ResultRow, WaitRow};
-use crate::runner::{self, PointSpec};
-use crate::snapshot::{Layout, Strategy};
-use crate::workload::{WorkerConfig, Workload};
 use clap::{CommandFactory, Parser};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use lwharness::engine::{self, Engine, SimSetup};
+pub use lwharness::parse::parse_duration;
+use lwharness::parse::{self, parse_seed};
+use lwharness::perf;
+use lwharness::registry::LockKind;
+use lwharness::runner::{self, PointSpec};
+use lwharness::snapshot::{Layout, Strategy};
+use lwharness::workload::{WorkerConfig, Workload};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -539,8 +539,8 @@ fn meta_json(args: &Args, probe: &perf::Probe, warmup: Duration) -> serde_json::
         "ctx_switch_source": probe.ctx_switch_source,
         "ctx_switch_reason": probe.ctx_switch_reason,
         "stats_feature": cfg!(feature = "stats"),
-        "timer_source": crate::clock::source(),
-        "timer_floor_ns": crate::clock::floor_ns(),
+        "timer_source": lwharness::clock::source(),
+        "timer_floor_ns": lwharness::clock::floor_ns(),
         "debug_assertions": cfg!(debug_assertions),
         "command_line": std::env::args().collect::<Vec<_>>(),
         "started_unix": now,

@@ -7,10 +7,10 @@
 //! time), with what one transaction is ([`unit()`]); the lock microbenchmarks `null` and `null-x`
 //! lead with lock operations per second. Every median comes with the trials' min–max.
 
-use crate::locks::LockKind;
 use crate::report::{PointRow, Variant};
-use crate::snapshot::{Layout, Strategy};
-use crate::workload::Workload;
+use lwharness::registry::LockKind;
+use lwharness::snapshot::{Layout, Strategy};
+use lwharness::workload::Workload;
 use plotters::prelude::*;
 use std::fmt::Write as _;
 use std::path::Path;

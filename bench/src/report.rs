@@ -1,9 +1,10 @@
 //! Output files: `results.csv`, `points.csv`, `waits.csv` and their rows; `summary.md`, the SVGs
 //! and the stdout tables are drawn from [`PointRow`]s in the `figures` module.
 
-use crate::locks::{LockCounters, LockKind};
-use crate::runner::{self, TrialResult};
-use crate::workload::Workload;
+use lwharness::locks::LockCounters;
+use lwharness::registry::LockKind;
+use lwharness::runner::{self, TrialResult};
+use lwharness::workload::Workload;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -189,7 +190,7 @@ pub struct ResultRow {
 }
 
 /// `n / ops` to three decimals, `None` without a simulation.
-fn per_op(r: &TrialResult, f: impl Fn(&crate::engine::SimCounters) -> u64) -> Option<f64> {
+fn per_op(r: &TrialResult, f: impl Fn(&lwharness::engine::SimCounters) -> u64) -> Option<f64> {
     r.sim
         .as_ref()
         .map(|s| (f(&s.counters) as f64 / r.ops.max(1) as f64 * 1000.0).round() / 1000.0)
@@ -274,7 +275,7 @@ impl ResultRow {
             timer_floor_ns: if r.sim.is_some() {
                 0.0
             } else {
-                (crate::clock::floor_ns() * 10.0).round() / 10.0
+                (lwharness::clock::floor_ns() * 10.0).round() / 10.0
             },
             counters_threads: r.counters.complete_threads,
             ctx_switches,
@@ -542,7 +543,7 @@ impl PointRow {
                 .first()
                 .map(engine_columns)
                 .unwrap_or(("real", "host".to_string(), cores));
-        let sim_per_op = |f: fn(&crate::engine::SimCounters) -> u64, scale: f64| {
+        let sim_per_op = |f: fn(&lwharness::engine::SimCounters) -> u64, scale: f64| {
             median_of(trials.iter().map(|t| {
                 t.sim
                     .as_ref()
