@@ -91,7 +91,7 @@ if [ $check_list -eq 1 ]; then
             echo "not in $list: $m"
             missing=1
         fi
-    done < <(grep -rhoE --exclude=mutant.rs 'mutant!\("[a-z0-9_]+"\)' lwlock/src flexlock/src bench/src |
+    done < <(grep -rhoE --exclude=mutant.rs 'mutant!\("[a-z0-9_]+"\)' lwlock/src flexlock/src harness/src |
         sed -E 's/.*\("([a-z0-9_]+)"\)/\1/' | sort -u)
     # Every patched mutant must apply to the tree as it is (a stale or malformed patch would
     # count as a build failure, or silently as the wrong mutant).

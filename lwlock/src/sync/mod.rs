@@ -14,8 +14,8 @@
 //!   atomically with respect to wakers" semantics, so a lost wakeup is reported as a deadlock
 //!   rather than a livelock.
 //! * **shuttle** (`sync/shuttle.rs`): shuttle's atomics (all SeqCst) and the same futex emulation.
-//! * **lwsim** (`--cfg lwsim`, `sync/lwsim_backend.rs` over the simulator `sync::lwsim`,
-//!   `sync/lwsim.rs`): a many-core machine in software. The atomics are std's, wrapped so that
+//! * **lwsim** (`--cfg lwsim`, `sync/lwsim.rs` over the `lwsim` crate, which is re-exported as
+//!   `sync::lwsim`): a many-core machine in software. The atomics are std's, wrapped so that
 //!   every access is charged virtual time by a cache-coherence model and ordered by a
 //!   smallest-virtual-clock-first scheduler on shuttle's executor; futexes, sleeps, spin hints,
 //!   thread spawns and [`clock_nanos`] go to its OS model. See the module docs.
@@ -56,11 +56,13 @@ mod shuttle;
 pub use self::shuttle::*;
 
 #[cfg(lwsim)]
-pub mod lwsim;
-#[cfg(lwsim)]
+#[path = "lwsim.rs"]
 mod lwsim_backend;
 #[cfg(lwsim)]
 pub use self::lwsim_backend::*;
+/// The simulator crate itself (its `run`, `SimConfig`, `Profile`, counters), for harnesses.
+#[cfg(lwsim)]
+pub use ::lwsim;
 
 pub use self::spin::*;
 
