@@ -183,7 +183,7 @@ pub struct Args {
     pub engine: Engine,
     /// The simulated machine (`--engine sim`): a built-in profile (this-machine,
     /// xeon-2s-broadwell, xeon-4s-westmere-ex, epyc-2s-genoa) or a profile file (JSON, see
-    /// lwlock/sim-profiles/). Default: xeon-2s-broadwell (72 hardware threads).
+    /// lwsim/profiles/). Default: xeon-2s-broadwell (72 hardware threads).
     #[arg(long)]
     pub platform: Option<String>,
     /// Simulated hardware threads in use (`--engine sim`): the first N of the profile's

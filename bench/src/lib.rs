@@ -108,3 +108,8 @@ impl Lwbench {
         cli::main_with(args)
     }
 }
+
+/// The guide's examples (lwlock, flexlock, lwbench), compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/guide.md")]
+pub struct GuideDoctests;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The snapshot-strategy sweep of the README: every proc-array layout x snapshot strategy on the
+# The snapshot-strategy sweep of docs/results.md: every proc-array layout x snapshot strategy on the
 # atomic LWLock (and the Leader FlexLock where transactions end), over threads, proc-array sizes
 # and write percentages. Writes one lwbench output directory per (procs, write-pct) under OUT and
 # a combined points.csv.

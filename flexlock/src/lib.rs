@@ -45,3 +45,8 @@ pub use flex_group_commit::{
 };
 pub use group_lock::GroupLock;
 pub use stats::GroupStats;
+
+/// The crate README's example, compiled and run as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

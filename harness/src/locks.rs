@@ -10,8 +10,8 @@
 //!   `lwlock::ParkingLotLwLock`) into a data-owning lock; its `group` is a plain exclusive
 //!   acquire, which is what `ProcArrayEndTransaction` did before PostgreSQL 9.6.
 //! * [`StdLocked`] wraps `std::sync::RwLock` (which has no raw interface) at closure level.
-//! * The flexlock adapters (`crate::flex`) forward `group` to `FlexLock::group` (leader or last-releaser
-//!   policy) and to `ClogGroupLock::update` with the CLOG page as the key.
+//! * The flexlock adapter (`crate::flex`) forwards `group` to `flexlock::GroupLock::group_keyed`
+//!   of any group lock (with the CLOG page as the key, which only `ClogGroupLock` reads).
 
 use lwlock::{Mode, RawAtomicLwLock, RawLwLock, RawLwLockVar, Tranche};
 use std::cell::UnsafeCell;

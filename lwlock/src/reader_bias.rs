@@ -91,8 +91,8 @@
 //! thread's record number, a CAS and a store on the thread's own slot line, and one
 //! `fence(SeqCst)`; no write to a line another reader writes. Exclusive acquire with the bias
 //! off: the atomic LWLock's, plus one load. Exclusive acquire that revokes: a store, a fence and
-//! a scan of [`SLOTS`] lines (the cost the inhibition amortises; see the closing figures in the
-//! README). Size: [`SLOTS`] + 2 cache lines.
+//! a scan of [`SLOTS`] lines (the cost the inhibition amortises; see the reader-bias figures in
+//! docs/results.md). Size: [`SLOTS`] + 2 cache lines.
 
 use crate::atomic_state::RawAtomicLwLock;
 use crate::proc::Proc;

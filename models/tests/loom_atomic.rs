@@ -19,7 +19,7 @@ use std::sync::Arc;
 // rest) and `exclusive_exclusive` (one section against two: 1.2 million executions, 73 s; two
 // against two did not finish bound 6 in 5 minutes, so that shape keeps bound 4 as
 // `exclusive_exclusive_2x2`). Unbounded, not even the smallest two-thread model
-// (`conditional_exclusive`) finished in 5 minutes. See the README's model table for executions
+// (`conditional_exclusive`) finished in 5 minutes. See the model table in docs/reliability.md for executions
 // and seconds.
 
 models::loom_model! {
