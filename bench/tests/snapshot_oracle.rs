@@ -11,6 +11,8 @@
 //!   sees as finished every xid whose end finished before that one's end started (the reason
 //!   ends of transaction take ProcArrayLock exclusively).
 
+mod common;
+
 use lwbench::snapshot::{Dense, Direct, Outcome, Padded, PgXact, ProcArrayLayout, ProcArrayState};
 use lwbench::snapshot::{Snapshot, SnapshotCache, Strategy};
 use lwlock::{Mode, RawAtomicLwLock, RawLwLock};
@@ -204,7 +206,10 @@ fn oracle<P: ProcArrayLayout>(strategy: Strategy) {
 
 macro_rules! oracle_tests {
     ($($name:ident: $layout:ty, $strategy:expr;)*) => {
-        $(#[test] fn $name() { oracle::<$layout>($strategy); })*
+        $(#[test] fn $name() {
+            let _dog = common::watchdog(stringify!($name), 120);
+            oracle::<$layout>($strategy);
+        })*
     };
 }
 

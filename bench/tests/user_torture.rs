@@ -4,8 +4,9 @@
 //! (One test: both runs share the process's registry and torture's panic hook.)
 #![cfg(not(lwsim))]
 
-use std::io::Read as _;
 use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
 
 #[allow(dead_code)]
 #[path = "../examples/ticket_lock.rs"]
@@ -15,7 +16,7 @@ mod ticket_lock;
 /// (selected by the environment), so that torture's output and exit status are the child's.
 fn child(lock: &str, args: &[&str]) -> (i32, String) {
     let exe = std::env::current_exe().unwrap();
-    let mut c = Command::new(exe)
+    let c = Command::new(exe)
         .args([
             "--exact",
             "child_entry",
@@ -29,11 +30,24 @@ fn child(lock: &str, args: &[&str]) -> (i32, String) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut out = String::new();
-    c.stdout.take().unwrap().read_to_string(&mut out).unwrap();
-    let mut err = String::new();
-    c.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-    let code = c.wait().unwrap().code().unwrap_or(-1);
+    let pid = c.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(c.wait_with_output());
+    });
+    let out = match rx.recv_timeout(Duration::from_secs(120)) {
+        Ok(out) => out.expect("wait for the child"),
+        Err(_) => {
+            // Watchdog: never let a hung run hang the test suite.
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            panic!("the torture child for {lock} {args:?} did not finish within 120 s");
+        }
+    };
+    let code = out.status.code().unwrap_or(-1);
+    let (out, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
     (code, format!("{out}\n--- stderr ---\n{err}"))
 }
 

@@ -4,6 +4,8 @@
 
 #![cfg(not(loom))]
 
+mod common;
+
 use lwlock::{Condvar, Mutex};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -11,6 +13,7 @@ use std::time::Duration;
 
 #[test]
 fn a_panicking_condition_leaves_mutex_and_condvar_usable() {
+    let _dog = common::Watchdog::new("condvar unwind", Duration::from_secs(60));
     let pair = Arc::new((Mutex::new(0u32), Condvar::new()));
     let notifier = {
         let pair = pair.clone();

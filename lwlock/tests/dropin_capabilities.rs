@@ -6,6 +6,8 @@
 //! queue (the assertions hold whatever the timing).
 #![cfg(not(any(loom, shuttle, lwsim)))]
 
+mod common;
+
 use lwlock::layout::{HANDOFF, HAS_WAITERS, LOCK_MASK, UPGRADABLE, VAL_EXCLUSIVE};
 use lwlock::lock_api::{RwLockUpgradableReadGuard, RwLockWriteGuard};
 use lwlock::{BargingRwLock, RawAtomicLwLock, RawHandoffLwLock, RawLwLock, RwLock};
@@ -14,20 +16,29 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::Duration;
 
+/// Every test runs under a watchdog: a hang (a lost wakeup, a waiter never granted) aborts the
+/// process with a message naming the test instead of stalling the test command.
+fn watchdog(name: &'static str) -> common::Watchdog {
+    common::Watchdog::new(name, Duration::from_secs(60))
+}
+
 /// Both atomic flavours run each functional test.
 macro_rules! both {
     ($name:ident, $body:ident) => {
         mod $name {
             #[test]
             fn handoff() {
+                let _dog = super::watchdog(concat!(stringify!($name), "::handoff"));
                 super::$body::<lwlock::RawHandoffLwLock>();
             }
             #[test]
             fn barging() {
+                let _dog = super::watchdog(concat!(stringify!($name), "::barging"));
                 super::$body::<lwlock::RawAtomicLwLock>();
             }
             #[test]
             fn taskfair() {
+                let _dog = super::watchdog(concat!(stringify!($name), "::taskfair"));
                 super::$body::<lwlock::RawTaskFairLwLock>();
             }
         }
@@ -282,11 +293,13 @@ fn recursive<R: Raw>() {
 
 #[test]
 fn handoff_holds_new_readers_back() {
+    let _dog = watchdog("handoff_holds_new_readers_back");
     handoff_holds::<RawHandoffLwLock>();
 }
 
 #[test]
 fn taskfair_holds_new_readers_back_at_once() {
+    let _dog = watchdog("taskfair_holds_new_readers_back_at_once");
     // parking_lot 0.13's test_read_with_waiting_writer: once the writer is seen waiting
     // (HAS_WAITERS), no new reader gets in; the bit is set in the same RMW.
     let l = Arc::new(RwLock::new(0u64));
@@ -333,6 +346,7 @@ fn handoff_holds<R: Raw>() {
 
 #[test]
 fn barging_never_sets_handoff() {
+    let _dog = watchdog("barging_never_sets_handoff");
     let l = Arc::new(BargingRwLock::new(0u64));
     let r = l.read();
     let l2 = l.clone();
@@ -494,15 +508,18 @@ const STRESS_ITERS: usize = if cfg!(debug_assertions) {
 
 #[test]
 fn stress64_handoff() {
+    let _dog = common::Watchdog::new("stress64_handoff", Duration::from_secs(240));
     stress::<RawHandoffLwLock>(STRESS_ITERS);
 }
 
 #[test]
 fn stress64_taskfair() {
+    let _dog = common::Watchdog::new("stress64_taskfair", Duration::from_secs(240));
     stress::<lwlock::RawTaskFairLwLock>(STRESS_ITERS);
 }
 
 #[test]
 fn stress64_barging() {
+    let _dog = common::Watchdog::new("stress64_barging", Duration::from_secs(240));
     stress::<RawAtomicLwLock>(STRESS_ITERS);
 }

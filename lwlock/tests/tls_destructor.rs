@@ -6,6 +6,8 @@
 //!
 //! Its own test binary: a regression aborts the process.
 
+mod common;
+
 use lwlock::RwLock;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -88,6 +90,7 @@ fn run_thread(id: u64, early_buffer: bool) {
 
 #[test]
 fn destructors_after_the_record_can_wait() {
+    let _dog = common::Watchdog::new("tls destructor", Duration::from_secs(60));
     // Warm up: this thread's own record and the table's first chunk.
     run_thread(0, false);
     let live = live_records();

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use std::collections::HashMap;
+use std::io::Write as _;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::mpsc;
@@ -43,4 +44,31 @@ pub fn csv_rows(path: &Path) -> Vec<HashMap<String, String>> {
                 .collect()
         })
         .collect()
+}
+
+/// Aborts the whole test process if not dropped within `secs`: a hang fails with a message
+/// naming the test instead of stalling the test command. The message goes straight to stderr:
+/// the watchdog thread inherits the harness's output capture, whose buffer the abort discards.
+pub struct Watchdog(Option<mpsc::Sender<()>>);
+
+pub fn watchdog(name: &'static str, secs: u64) -> Watchdog {
+    let (tx, rx) = mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        if let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(Duration::from_secs(secs)) {
+            let _ = writeln!(
+                std::io::stderr(),
+                "watchdog: test `{name}` still running after {secs} s: hang"
+            );
+            std::process::abort();
+        }
+    });
+    Watchdog(Some(tx))
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        if let Some(tx) = self.0.take() {
+            let _ = tx.send(());
+        }
+    }
 }

@@ -1,17 +1,23 @@
 //! Shared test helpers: a watchdog against hangs and polling with a deadline.
 #![allow(dead_code)]
 
+use std::io::Write as _;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// Aborts the whole test process if not dropped within `secs` (a hang must fail, not stall CI).
+/// The message goes straight to the process's stderr, not through `eprintln!`: the watchdog
+/// thread inherits the test harness's output capture, whose buffer the abort would discard.
 pub struct Watchdog(Option<mpsc::Sender<()>>);
 
 pub fn watchdog(name: &'static str, secs: u64) -> Watchdog {
     let (tx, rx) = mpsc::channel::<()>();
     std::thread::spawn(move || {
         if let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(Duration::from_secs(secs)) {
-            eprintln!("watchdog: test `{name}` still running after {secs} s: hang");
+            let _ = writeln!(
+                std::io::stderr(),
+                "watchdog: test `{name}` still running after {secs} s: hang"
+            );
             std::process::abort();
         }
     });

@@ -1,11 +1,15 @@
 //! Test support: a watchdog that turns a hang into a test failure.
 
+use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Aborts the test process if not dropped within `limit`: a hang fails the test instead of
 /// running into the CI timeout.
+///
+/// The message goes straight to the process's stderr, not through `eprintln!`: the watchdog
+/// thread inherits the test harness's output capture, whose buffer the abort would discard.
 pub struct Watchdog {
     done: Arc<AtomicBool>,
 }
@@ -22,15 +26,14 @@ impl Watchdog {
                 }
                 std::thread::sleep(Duration::from_millis(20));
             }
-            eprintln!(
-                "watchdog: {name} did not finish within {limit:?}; waits: {:?}",
-                {
-                    lwlock::sample_waits()
-                        .iter()
-                        .filter(|s| s.event.is_waiting())
-                        .map(|s| format!("{}={}", s.proc, s.event))
-                        .collect::<Vec<_>>()
-                }
+            let waits: Vec<_> = lwlock::sample_waits()
+                .iter()
+                .filter(|s| s.event.is_waiting())
+                .map(|s| format!("{}={}", s.proc, s.event))
+                .collect();
+            let _ = writeln!(
+                std::io::stderr(),
+                "watchdog: {name} did not finish within {limit:?}: hang; waits: {waits:?}"
             );
             std::process::abort();
         });
