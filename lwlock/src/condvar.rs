@@ -209,6 +209,12 @@ impl Condvar {
                 }
                 if self.seq.wait_until_nanos(seq, deadline) {
                     // A notification that raced the deadline still counts as a wakeup.
+                    // Mutant `condvar_deadline_race_timed_out` (models only): the futex's timeout
+                    // is reported as is, so a notification that changed `seq` before the
+                    // deadline passed (its wake going to another sleeper) reads as a timeout.
+                    if crate::mutant!("condvar_deadline_race_timed_out") {
+                        break true;
+                    }
                     break self.seq.word.load(Ordering::Relaxed) == seq;
                 }
             },

@@ -3,6 +3,16 @@
 //! the futex shim forever), the condition is read and written under the mutex (in loom's
 //! `UnsafeCell`, so a mutex that failed to order them is a reported race), and every waiter
 //! deregisters.
+//!
+//! The timed models `timed_wait_notified_before_deadline` and
+//! `timed_and_untimed_waiters_one_notify` run on the manual model clock
+//! (`lwlock::sync::model_clock_start`): a deadline passes only when a model thread moves the
+//! clock to it, so a notification can be made to happen-before the timeout, and then
+//! parking_lot's `WaitTimeoutResult::timed_out()` contract is asserted (a wait notified before its
+//! deadline does not report a timeout). What they cannot show: under the shim a timed wait never
+//! sleeps on the futex (it re-checks after a yield), so the futex wake always goes to an untimed
+//! sleeper, never to the timed waiter itself; and `wait_for`/`wait_until` (guard API, not built
+//! under loom) are covered only through `wait_raw`, which they call with a computed deadline.
 #![cfg(loom)]
 
 use lwlock::sync::thread;
@@ -112,6 +122,74 @@ fn timed_wait_racing_notify_body() {
     p.assert_quiescent();
 }
 
+/// Waits under the mutex, with `deadline` on the model clock, until the flag reaches
+/// `at_least` or the wait times out. Returns whether it waited and whether it timed out.
+fn timed_wait_for_flag<P: Policy>(p: &Pair<P>, at_least: u32, deadline: u64) -> (bool, bool) {
+    let (mut waited, mut timed_out) = (false, false);
+    p.mutex.lock();
+    // SAFETY: `mutex` is held (taken above, and again after every wait).
+    while unsafe { p.flag.read(|f| *f) } < at_least {
+        waited = true;
+        // SAFETY: `mutex` is held by this thread.
+        timed_out = unsafe { p.cv.wait_raw(&p.mutex, Some(deadline)) };
+        if timed_out {
+            break;
+        }
+    }
+    // SAFETY: held.
+    unsafe { p.mutex.unlock() };
+    (waited, timed_out)
+}
+
+/// parking_lot's `WaitTimeoutResult::timed_out()` contract on the model clock: a timed waiter
+/// (deadline 1) and a notifier that sets the flag, calls `notify_one` and only then moves the
+/// clock to the deadline. The notification happened-before the deadline elapsed and found the
+/// waiter registered (it tested the flag under the mutex first), so a waiter that waited must
+/// report that it was notified, not that it timed out, and the flag is set when it returns.
+fn timed_wait_notified_before_deadline_body() {
+    lwlock::sync::model_clock_start();
+    let p = Pair::<Handoff>::new();
+    let q = p.clone();
+    let t = thread::spawn(move || {
+        q.set_flag(false);
+        lwlock::sync::advance_model_clock(1);
+    });
+    let (_, timed_out) = timed_wait_for_flag(&p, 1, 1);
+    assert!(
+        !timed_out,
+        "a notification before the deadline was reported as a timeout"
+    );
+    t.join().unwrap();
+    p.assert_quiescent();
+}
+
+/// No notification is lost to a timeout: a timed waiter (deadline 1), an untimed waiter, and a
+/// notifier that sets the flag, calls `notify_one` once and then moves the clock to the
+/// deadline. Whichever waiter the futex wake reaches, the untimed one returns (a lost
+/// notification is a loom deadlock), and the timed one, if it waited, reports that it was
+/// notified (the notification preceded its deadline).
+fn timed_and_untimed_waiters_one_notify_body() {
+    lwlock::sync::model_clock_start();
+    let p = Pair::<Barging>::new();
+    let timed = {
+        let p = p.clone();
+        thread::spawn(move || timed_wait_for_flag(&p, 1, 1))
+    };
+    let untimed = {
+        let p = p.clone();
+        thread::spawn(move || p.wait_for_flag(1))
+    };
+    p.set_flag(false);
+    lwlock::sync::advance_model_clock(1);
+    untimed.join().unwrap();
+    let (_, timed_out) = timed.join().unwrap();
+    assert!(
+        !timed_out,
+        "a notification before the deadline was reported as a timeout"
+    );
+    p.assert_quiescent();
+}
+
 models::loom_model! {
     /// Condvar: notify_one after the notifier's unlock, racing the wait: never lost; the flag is mutex-ordered.
     notify_one_racing_wait, threads: 2, bound: Some(5), notify_one_racing_wait_body
@@ -125,6 +203,16 @@ models::loom_model! {
 models::loom_model! {
     /// Condvar: a timed wait racing a notify ends woken or timed out, deregistered, holding the mutex.
     timed_wait_racing_notify, threads: 2, bound: Some(3), timed_wait_racing_notify_body
+}
+
+models::loom_model! {
+    /// Condvar: a notify_one before the deadline (model clock) is reported as a wakeup, never as a timeout.
+    timed_wait_notified_before_deadline, threads: 2, bound: Some(5), timed_wait_notified_before_deadline_body
+}
+
+models::loom_model! {
+    /// Condvar: one notify_one before the deadline with a timed and an untimed waiter: neither loses it.
+    timed_and_untimed_waiters_one_notify, threads: 3, bound: Some(2), timed_and_untimed_waiters_one_notify_body
 }
 
 #[cfg(lwlock_mutant = "runtime")]
@@ -164,6 +252,18 @@ mod mutants {
             "notify_all_two_waiters",
             "condvar_notify_all_wakes_one",
             Failure::Deadlock,
+            T,
+        );
+    }
+
+    /// A timed wait that reports the futex's timeout as is: a notification that changed the
+    /// sequence word before the deadline reads as a timeout.
+    #[test]
+    fn mutant_condvar_deadline_race_timed_out() {
+        expect_caught(
+            "timed_wait_notified_before_deadline",
+            "condvar_deadline_race_timed_out",
+            Failure::Assertion("a notification before the deadline was reported as a timeout"),
             T,
         );
     }

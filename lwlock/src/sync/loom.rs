@@ -6,7 +6,10 @@
 //! `pg_usleep`, here as a model checker's operations.
 
 pub use super::host::{clock_nanos, touch};
-pub use super::model::{sleep_micros, spin_loop, wait_word, wait_word_until, wake_all_word, Futex};
+pub use super::model::{
+    advance_model_clock, model_clock_start, sleep_micros, spin_loop, wait_word, wait_word_until,
+    wake_all_word, Futex,
+};
 
 pub use loom::sync::atomic::{
     fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Ordering,

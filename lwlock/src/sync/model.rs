@@ -1,5 +1,6 @@
 //! What loom and shuttle share: futexes emulated with the checker's `Mutex` + `Condvar`, and
-//! time replaced by interleavings (a sleep or a timed wait is a yield).
+//! time replaced by interleavings (a sleep or a timed wait is a yield), or, for a model that asks
+//! for it ([`model_clock_start`]), a manual clock that its threads move.
 //!
 //! Neither checker has a futex. [`Futex`] keeps the kernel's "compare and sleep atomically with
 //! respect to wakers" semantics with one mutex and condvar per futex word, so a lost wakeup is
@@ -114,11 +115,66 @@ pub fn wait_word(word: &AtomicU32, expected: u32) {
 }
 
 /// Like [`wait_word`], at most until `deadline`: a yield and then "passed" unless the word
-/// changed (as [`Futex::wait_until_nanos`]).
+/// changed (as [`Futex::wait_until_nanos`]). Under a [`model_clock_start`] clock instead: the
+/// word is compared first (a changed word returns at once, not passed), then the deadline passes
+/// only once the model clock has reached it; before that the call returns early (not passed), as
+/// a futex wait may, and the caller waits again.
 pub fn wait_word_until(word: &AtomicU32, expected: u32, deadline: u64) -> bool {
+    if model_clock()
+        .manual
+        .load(std::sync::atomic::Ordering::Relaxed)
+    {
+        if word.load(Ordering::SeqCst) != expected {
+            return false;
+        }
+        thread::yield_now();
+        // Acquire: what happened before the clock reached the deadline (a notification before
+        // the timeout) is visible to the caller's re-check. A kernel futex wait that times out
+        // likewise returns ETIMEDOUT even if the word changed while it slept (when the wake went
+        // to another sleeper).
+        return model_clock().now.load(Ordering::Acquire) >= deadline;
+    }
     let _ = deadline;
     thread::yield_now();
     word.load(Ordering::SeqCst) == expected
+}
+
+/// The clock of one model execution's timed waits (see [`model_clock_start`]).
+struct ModelClock {
+    /// Whether the execution switched to the manual clock (a plain flag, written before the
+    /// model spawns its threads; not a checker object, so the default mode adds no operations
+    /// for the checker to explore).
+    manual: std::sync::atomic::AtomicBool,
+    /// The model's "now", on the timeline of the deadlines the model passes (`wait_raw(.., Some(d))`).
+    now: checker::sync::atomic::AtomicU64,
+}
+
+fn model_clock() -> &'static ModelClock {
+    checker::lazy_static! {
+        static ref CLOCK: ModelClock = ModelClock {
+            manual: std::sync::atomic::AtomicBool::new(false),
+            now: checker::sync::atomic::AtomicU64::new(0),
+        };
+    }
+    &CLOCK
+}
+
+/// Switches this model execution's timed waits to a manual clock that starts at 0 and moves only
+/// by [`advance_model_clock`]: a timed wait then times out only once a thread of the model has
+/// moved the clock to its deadline, so a model can order an event before the timeout (by making
+/// it happen-before the clock's advance). Without it (every model by default) time does not
+/// exist and a deadline counts as passed after one yield. Call it at the start of the execution,
+/// before spawning.
+pub fn model_clock_start() {
+    model_clock()
+        .manual
+        .store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Moves the manual model clock to `now` (Release: what the caller did before is visible to a
+/// timed wait that sees the clock at or past its deadline).
+pub fn advance_model_clock(now: u64) {
+    model_clock().now.store(now, Ordering::Release);
 }
 
 /// Wakes every sleeper of `word` (FUTEX_WAKE INT_MAX). The caller changed the word first.
