@@ -82,7 +82,7 @@ pub trait HasParkedThreads {
 
 impl<P: lwlock::Policy> HasParkedThreads for lwlock::AtomicLwLock<P> {
     fn has_parked_threads(&self) -> bool {
-        self.state() & lwlock::HAS_WAITERS != 0
+        self.state() & lwlock::layout::HAS_WAITERS != 0
     }
 }
 EOF

@@ -727,22 +727,31 @@ mod tests {
 
     #[test]
     fn sleep_until_absorbs_and_reposts_foreign_wakeups() {
+        use std::sync::atomic::{AtomicBool, AtomicU32, Ordering as O};
+        // Deterministic on a loaded machine: the foreign wakeup is posted before the sleep, and
+        // the waker sets the condition only after the sleeper's first check has found it false
+        // (so that check must count the foreign wakeup as absorbed).
         let p = Proc::current();
-        let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let f = flag.clone();
+        let flag = Arc::new(AtomicBool::new(false));
+        let checks = Arc::new(AtomicU32::new(0));
+        let (f, c) = (flag.clone(), checks.clone());
         let number = p.number();
+        p.sem().unlock(); // a foreign wakeup
         let t = std::thread::spawn(move || {
-            let me = Proc::by_number(number);
-            me.sem().unlock(); // a foreign wakeup
-            std::thread::sleep(std::time::Duration::from_millis(10));
-            f.store(true, std::sync::atomic::Ordering::Release);
-            me.sem().unlock(); // ours
+            while c.load(O::Acquire) == 0 {
+                std::thread::yield_now();
+            }
+            f.store(true, O::Release);
+            Proc::by_number(number).sem().unlock(); // ours
         });
         let extra = p.sleep_until(WaitEvent::NONE, || {
-            flag.load(std::sync::atomic::Ordering::Acquire)
+            let done = flag.load(O::Acquire);
+            checks.fetch_add(1, O::Release);
+            done
         });
         t.join().unwrap();
         assert_eq!(extra, 1);
+        assert_eq!(checks.load(O::Relaxed), 2);
         // The absorbed wakeup was re-posted for its owner protocol.
         assert_eq!(p.sem().count(), 1);
         p.sem().lock();
