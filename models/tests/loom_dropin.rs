@@ -6,12 +6,20 @@
 //!
 //! loom has no time: a timed wait there is a yield and then "the deadline passed" (unless the
 //! semaphore was posted meanwhile), so the deadline and the bound fire at the first sleep, and
-//! every interleaving of that moment with the waker's pass is explored.
+//! every interleaving of that moment with the waker's pass is explored. The timed-writer models
+//! (`*_timed_writer_gives_up`) run on the manual model clock instead
+//! (`lwlock::sync::model_clock_start`): the bound and the deadline pass only when the holder moves
+//! the clock, so "the writer owns the handoff, a reader waits behind it, then the deadline passes"
+//! is a sequence the model sets up, and the deadline's moment against the holder's release is a
+//! scheduling choice.
 #![cfg(loom)]
 
-use lwlock::layout::{HANDOFF, HAS_WAITERS};
+use lwlock::layout::{HANDOFF, HAS_WAITERS, SHARED_MASK};
 use lwlock::sync::{self, Futex, Ordering};
-use lwlock::{Mode, Proc, RawAtomicLwLock, RawHandoffLwLock, RawLwLock, RawTaskFairLwLock};
+use lwlock::{
+    AtomicLwLock, Handoff, Mode, Policy, Proc, RawAtomicLwLock, RawHandoffLwLock, RawLwLock,
+    RawTaskFairLwLock, TaskFair,
+};
 use models::scenarios::{spawn, Shared};
 use std::sync::Arc;
 
@@ -204,6 +212,106 @@ models::loom_model! {
     taskfair_not_overtaken, threads: 2, bound: Some(3), handoff_writer::<RawTaskFairLwLock>
 }
 
+/// The manual model clock's timeline for the timed-writer models: a handoff bound is on the
+/// real `clock_nanos` timeline (nanoseconds since the process started, far below 2^62), so
+/// moving the clock to `BOUND_PASSED` passes it; the writer's deadline comes later still.
+const BOUND_PASSED: u64 = 1 << 62;
+/// The timed writer's deadline on the manual model clock.
+const WRITER_DEADLINE: u64 = 1 << 63;
+
+/// A timed writer that owns the handoff gives up while a reader waits behind the bit.
+///
+/// Threads (3): a holder, a timed writer, a reader. The holder's shared hold is taken by the
+/// main thread before it spawns anything and released by the holder thread (an LWLock hold is
+/// not tied to its thread). The timed writer (`acquire_until` exclusive, deadline
+/// `WRITER_DEADLINE`) queues and takes the handoff: under [`Handoff`] once the main thread has
+/// moved the model clock past its bound, under [`TaskFair`] as it queues. Once the bit is seen,
+/// the main thread spawns the holder and becomes the reader, which can only wait behind the bit
+/// (the lock is held shared). The holder moves the clock to the deadline, yields (time passes)
+/// and releases, so the writer's time-out races the release, the release's wake pass (which
+/// wakes the reader, not a writer that already unlinked itself) and the reader's re-queueing
+/// behind a bit that is still up.
+///
+/// Asserted: every thread finishes (a reader stranded behind a bit nobody owns any more is a
+/// loom deadlock); the writer's result is consistent (succeeded: it holds the lock exclusively
+/// with no reader inside, and its write races nothing; timed out: nobody holds the lock
+/// exclusively, and no post is left on its semaphore); at the end `HANDOFF` and `HAS_WAITERS`
+/// are clear and the lock is free.
+///
+/// Cannot prove: more than one reader or writer behind the bit (a second writer taking the
+/// handoff over is not modelled), a deadline that passes before the writer took the handoff
+/// (`timeout_races_wakeup` covers a timed writer without it), the real clock's bound (the model
+/// clock passes it in one step), interleavings beyond preemption bound 1 (the holder's yield
+/// after moving the clock makes the writer's time-out before the release a free switch; bound 2
+/// takes minutes here).
+fn timed_writer_gives_up<P: Policy>() {
+    sync::model_clock_start();
+    let s = Shared::<AtomicLwLock<P>>::new();
+    // The holder's hold.
+    s.lock.acquire(Mode::Shared);
+    let w = spawn(&s, |s| {
+        let got = s.lock.acquire_until(Mode::Exclusive, WRITER_DEADLINE);
+        if got {
+            assert!(
+                s.lock.is_locked_exclusive() && s.lock.state() & SHARED_MASK == 0,
+                "the timed writer returned true without the exclusive lock"
+            );
+            s.bump();
+            // SAFETY: held exclusively.
+            unsafe { s.lock.release(Mode::Exclusive) };
+        } else {
+            assert!(
+                !s.lock.is_locked_exclusive(),
+                "a timed-out writer holds the lock"
+            );
+        }
+        (got, Proc::current().number())
+    });
+    // Past the bound (Handoff); then wait until the writer owns the handoff.
+    sync::advance_model_clock(BOUND_PASSED);
+    while s.lock.state() & HANDOFF == 0 {
+        sync::spin_loop();
+    }
+    let h = spawn(&s, |s| {
+        sync::advance_model_clock(WRITER_DEADLINE);
+        sync::spin_loop();
+        // SAFETY: the shared hold the main thread took for this thread.
+        unsafe { s.lock.release(Mode::Shared) };
+    });
+    // The reader, behind the bit.
+    let seen = s.read();
+    h.join().unwrap();
+    let (got, number) = w.join().unwrap();
+    assert!(seen <= got as u64);
+    assert_eq!(s.value(), got as u64);
+    assert_eq!(
+        Proc::by_number(number).sem().count(),
+        0,
+        "the timed writer left a wakeup behind"
+    );
+    assert_eq!(
+        s.lock.state() & HANDOFF,
+        0,
+        "HANDOFF set with no owner after the timed writer left"
+    );
+    assert_eq!(
+        s.lock.state() & HAS_WAITERS,
+        0,
+        "the wait list still looks non-empty"
+    );
+    s.assert_quiescent();
+}
+
+models::loom_model! {
+    /// Handoff: a timed writer that owns the handoff and times out strands no reader behind the bit, and holds nothing.
+    handoff_timed_writer_gives_up, threads: 3, bound: Some(1), timed_writer_gives_up::<Handoff>
+}
+
+models::loom_model! {
+    /// Task-fair: a timed writer that took the handoff as it queued and times out strands no reader behind the bit.
+    taskfair_timed_writer_gives_up, threads: 3, bound: Some(1), timed_writer_gives_up::<TaskFair>
+}
+
 #[cfg(lwlock_mutant = "runtime")]
 mod mutants {
     use models::mutants::{expect_caught, Failure};
@@ -269,6 +377,52 @@ mod mutants {
             "taskfair_not_overtaken",
             "handoff_shared_barges",
             Failure::Assertion("overtook a writer past the bound"),
+            T,
+        );
+    }
+
+    /// A timed writer that gives up the handoff without waking the readers it held back: a
+    /// release that saw the bit woke the reader, which re-queued behind it; nobody wakes it again.
+    #[test]
+    fn mutant_give_up_no_wake() {
+        expect_caught(
+            "handoff_timed_writer_gives_up",
+            "give_up_no_wake",
+            Failure::Deadlock,
+            T,
+        );
+    }
+
+    /// The same under the task-fair policy.
+    #[test]
+    fn mutant_give_up_no_wake_taskfair() {
+        expect_caught(
+            "taskfair_timed_writer_gives_up",
+            "give_up_no_wake",
+            Failure::Deadlock,
+            T,
+        );
+    }
+
+    /// Clearing HANDOFF with a load and a store undoes a concurrent change of the word (here the
+    /// wait-list bit of a thread inside the list: two threads then edit the list at once).
+    #[test]
+    fn mutant_give_up_plain_store() {
+        expect_caught(
+            "taskfair_timed_writer_gives_up",
+            "give_up_plain_store",
+            Failure::Race,
+            T,
+        );
+    }
+
+    /// A timed writer that leaves HANDOFF set when it gives up keeps the reader out for good.
+    #[test]
+    fn mutant_give_up_keeps_handoff() {
+        expect_caught(
+            "handoff_timed_writer_gives_up",
+            "give_up_keeps_handoff",
+            Failure::Deadlock,
             T,
         );
     }

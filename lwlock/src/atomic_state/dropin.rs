@@ -372,8 +372,25 @@ impl<P: Policy> AtomicLwLock<P> {
     /// The handoff owner leaves without the lock (a timed wait): clear [`HANDOFF`] and wake the
     /// waiters it held back if nobody holds the lock (no release will come).
     fn give_up_handoff(&self) {
-        let old = self.state.fetch_and(!HANDOFF, Ordering::Relaxed);
-        if old & (HAS_WAITERS | LOCK_MASK) == HAS_WAITERS {
+        // Mutant `give_up_keeps_handoff` (models only): leave without clearing the bit, so the
+        // readers it holds back stay out for good.
+        if crate::mutant!("give_up_keeps_handoff") {
+            return;
+        }
+        // Relaxed: as the RMW that set the bit (`take_handoff`); it must be an RMW, since
+        // releasers and queuers change the word concurrently.
+        // Mutant `give_up_plain_store` (models only): clear the bit with a load and a store, which
+        // can undo a concurrent release's fetch_sub (or a queuer's HAS_WAITERS).
+        let old = if crate::mutant!("give_up_plain_store") {
+            let old = self.state.load(Ordering::Relaxed);
+            self.state.store(old & !HANDOFF, Ordering::Relaxed);
+            old
+        } else {
+            self.state.fetch_and(!HANDOFF, Ordering::Relaxed)
+        };
+        // Mutant `give_up_no_wake` (models only): clear the bit but leave the waiters it held
+        // back asleep (a release that saw the bit may already have passed them over).
+        if old & (HAS_WAITERS | LOCK_MASK) == HAS_WAITERS && !crate::mutant!("give_up_no_wake") {
             self.wakeup();
         }
     }
