@@ -145,6 +145,14 @@ impl Condvar {
         if n == 0 {
             return 0;
         }
+        // Mutant `condvar_notify_all_wake_before_bump` (models only): wake the sleepers first and
+        // change the word afterwards (invariant 2 broken), so a waiter between its check of `seq`
+        // and its sleep sleeps through the broadcast.
+        if crate::mutant!("condvar_notify_all_wake_before_bump") {
+            self.seq.wake_all();
+            self.bump();
+            return n as usize;
+        }
         self.bump();
         // Mutant `condvar_notify_all_wakes_one` (models only): a broadcast that wakes one sleeper.
         if crate::mutant!("condvar_notify_all_wakes_one") {
@@ -190,7 +198,8 @@ impl Condvar {
         if !late {
             self.waiters.fetch_add(1, Ordering::Relaxed);
         }
-        let seq = self.seq.word.load(Ordering::Relaxed);
+        #[allow(unused_mut)] // changed only by a mutant
+        let mut seq = self.seq.word.load(Ordering::Relaxed);
         // SAFETY: held by the caller (this function's contract).
         unsafe { mutex.unlock() };
         if late {
@@ -217,6 +226,24 @@ impl Condvar {
                     }
                     break self.seq.word.load(Ordering::Relaxed) == seq;
                 }
+                // An early return (spurious, or the word changed): not a timeout (only the clock
+                // says when the deadline passed); the loop re-checks the word against the value
+                // read under the mutex, never a newer one.
+                // Mutant `condvar_timed_early_timeout` (models only): take an early return with
+                // the word unchanged for the timeout (a futex wait may return before its
+                // deadline, e.g. on a signal).
+                if crate::mutant!("condvar_timed_early_timeout")
+                    && self.seq.word.load(Ordering::Relaxed) == seq
+                {
+                    break true;
+                }
+                // Mutant `condvar_timed_rearm_loses_notify` (models only): take the word as it is
+                // now as the value to wait on, as if each futex sleep were a fresh wait, so a
+                // notification that came during the sleep is absorbed and the wait runs on to
+                // its deadline.
+                if crate::mutant!("condvar_timed_rearm_loses_notify") {
+                    seq = self.seq.word.load(Ordering::Relaxed);
+                }
             },
         };
         // Mutant `condvar_timeout_stays_registered` (models only): a timed-out waiter that never
@@ -226,6 +253,42 @@ impl Condvar {
         }
         mutex.lock();
         timed_out
+    }
+
+    /// The raw `wait_while`: while `condition` returns `true` (it runs with `mutex` held, first
+    /// before any wait), waits as [`wait_raw`](Self::wait_raw) with `deadline`. Returns `true`
+    /// (timed out) only if the deadline passed and the condition still holds: after a wait that
+    /// timed out the condition is checked once more, since it may have been made false while
+    /// the deadline passed (by a thread whose notification came after the wait's last look at
+    /// the sequence word). std's `wait_timeout_while` does the same; parking_lot 0.12's
+    /// `wait_while_until` returns the timeout without that check, which its contract ("the
+    /// timeout is known to have elapsed") allows; this result is the stronger one.
+    ///
+    /// [`wait_while`](Self::wait_while), [`wait_while_until`](Self::wait_while_until) and
+    /// [`wait_while_for`](Self::wait_while_for) call it with a guard's mutex.
+    ///
+    /// # Safety
+    /// As [`wait_raw`](Self::wait_raw): the calling thread holds `mutex` (held again when this
+    /// returns).
+    pub unsafe fn wait_while_raw<P: Policy>(
+        &self,
+        mutex: &AtomicLwMutex<P>,
+        mut condition: impl FnMut() -> bool,
+        deadline: Option<u64>,
+    ) -> bool {
+        while condition() {
+            // SAFETY: held (this function's contract; `wait_raw` leaves it held again).
+            if unsafe { self.wait_raw(mutex, deadline) } {
+                // Mutant `condvar_while_timeout_no_recheck` (models only): report the timeout
+                // without looking at the condition again (parking_lot 0.12's result), so a
+                // condition made false before the deadline reads as a timeout.
+                if crate::mutant!("condvar_while_timeout_no_recheck") {
+                    return true;
+                }
+                return condition();
+            }
+        }
+        false
     }
 }
 
@@ -283,13 +346,14 @@ impl Condvar {
         T: ?Sized,
         F: FnMut(&mut T) -> bool,
     {
-        while condition(&mut *mutex_guard) {
-            self.wait(mutex_guard);
-        }
+        let raw = Self::raw_of(mutex_guard);
+        // SAFETY: as in `wait`.
+        unsafe { self.wait_while_raw(raw, || condition(&mut *mutex_guard), None) };
     }
 
     /// Waits while `condition` returns `true`, giving up at `timeout`. `timed_out()` is `true`
-    /// only if the deadline passed while the condition still held at the last check.
+    /// only if the deadline passed and the condition still holds (checked once more after the
+    /// wait that timed out; see [`wait_while_raw`](Self::wait_while_raw)).
     pub fn wait_while_until<P: Policy, T, F>(
         &self,
         mutex_guard: &mut MutexGuard<'_, AtomicLwMutex<P>, T>,
@@ -301,17 +365,15 @@ impl Condvar {
         F: FnMut(&mut T) -> bool,
     {
         let deadline = crate::sync::deadline_at(timeout);
-        let mut result = WaitTimeoutResult(false);
-        while !result.timed_out() && condition(&mut *mutex_guard) {
-            // SAFETY: as in `wait`.
-            result = WaitTimeoutResult(unsafe {
-                self.wait_raw(Self::raw_of(mutex_guard), Some(deadline))
-            });
-        }
-        result
+        let raw = Self::raw_of(mutex_guard);
+        // SAFETY: as in `wait`.
+        WaitTimeoutResult(unsafe {
+            self.wait_while_raw(raw, || condition(&mut *mutex_guard), Some(deadline))
+        })
     }
 
-    /// Waits while `condition` returns `true`, giving up after `timeout`.
+    /// Waits while `condition` returns `true`, giving up after `timeout` (`timed_out()` as in
+    /// [`wait_while_until`](Self::wait_while_until)).
     pub fn wait_while_for<P: Policy, T, F>(
         &self,
         mutex_guard: &mut MutexGuard<'_, AtomicLwMutex<P>, T>,
@@ -323,14 +385,11 @@ impl Condvar {
         F: FnMut(&mut T) -> bool,
     {
         let deadline = crate::sync::deadline_after(timeout);
-        let mut result = WaitTimeoutResult(false);
-        while !result.timed_out() && condition(&mut *mutex_guard) {
-            // SAFETY: as in `wait`.
-            result = WaitTimeoutResult(unsafe {
-                self.wait_raw(Self::raw_of(mutex_guard), Some(deadline))
-            });
-        }
-        result
+        let raw = Self::raw_of(mutex_guard);
+        // SAFETY: as in `wait`.
+        WaitTimeoutResult(unsafe {
+            self.wait_while_raw(raw, || condition(&mut *mutex_guard), Some(deadline))
+        })
     }
 }
 
@@ -368,6 +427,45 @@ mod tests {
         assert!(r.timed_out());
         let r = c.wait_while_for(&mut g, |_| false, Duration::from_secs(3600));
         assert!(!r.timed_out(), "a false condition never waits");
+    }
+
+    #[test]
+    fn wait_while_timeout_rechecks_the_condition() {
+        // The condition holds when checked before the wait and is false when checked after the
+        // wait timed out (as if made false just as the deadline passed, its notification later):
+        // not a timeout, as std's `wait_timeout_while`.
+        let m = Mutex::new(());
+        let c = Condvar::new();
+        let mut g = m.lock();
+        let mut checks = 0;
+        let r = c.wait_while_for(
+            &mut g,
+            |_| {
+                checks += 1;
+                checks == 1
+            },
+            Duration::from_millis(1),
+        );
+        assert_eq!(
+            checks, 2,
+            "checked once before the wait and once after its timeout"
+        );
+        assert!(
+            !r.timed_out(),
+            "a timeout reported with the condition false"
+        );
+        let mut checks = 0;
+        let r = c.wait_while_until(
+            &mut g,
+            |_| {
+                checks += 1;
+                true
+            },
+            Instant::now() + Duration::from_millis(1),
+        );
+        assert!(r.timed_out());
+        assert_eq!(checks, 2);
+        assert_eq!(c.waiters(), 0);
     }
 
     #[test]

@@ -12,10 +12,16 @@
 //! deadline does not report a timeout). What they cannot show: under the shim a timed wait never
 //! sleeps on the futex (it re-checks after a yield), so the futex wake always goes to an untimed
 //! sleeper, never to the timed waiter itself; and `wait_for`/`wait_until` (guard API, not built
-//! under loom) are covered only through `wait_raw`, which they call with a computed deadline.
+//! under loom) are covered only through `wait_raw`, which they call with a computed deadline, and
+//! `wait_while_for`/`wait_while_until` through `wait_while_raw`, which they call likewise.
+//!
+//! `wait_while_for_notify_all_two_waiters` and `wait_until_races_notify_one` (also on the model
+//! clock) assert the rest of the contract: a timed wait never reports a timeout before its
+//! deadline; a notification that happened-before the deadline is never reported as a timeout;
+//! a `wait_while` timeout means the condition still holds; `notify_all` wakes every waiter.
 #![cfg(loom)]
 
-use lwlock::sync::thread;
+use lwlock::sync::{thread, AtomicBool, Ordering};
 use lwlock::{AtomicLwMutex, Barging, Condvar, Handoff, Policy};
 use models::Protected;
 use std::sync::Arc;
@@ -190,6 +196,140 @@ fn timed_and_untimed_waiters_one_notify_body() {
     p.assert_quiescent();
 }
 
+/// `wait_while_for` against `notify_all`, with two waiters, one timed, on the model clock.
+///
+/// Threads (3): a timed waiter (`wait_while_raw`, as `wait_while_for` calls it, condition "the
+/// flag is 0", deadline 1), an untimed waiter (`wait_while_raw` without deadline), and the
+/// notifier, which sets the flag under the mutex, then moves the clock to the deadline, then
+/// calls `notify_all`: the condition became false before the deadline passed, but the broadcast
+/// comes after it, so the timed waiter may see its deadline pass with the sequence word
+/// unchanged. Asserted: the untimed waiter returns (a broadcast that misses a sleeper is a loom
+/// deadlock) with the flag set; a timed waiter that reports a timeout still sees its condition
+/// hold (here never: the flag was set before the deadline), one that does not sees it false; both
+/// deregister.
+///
+/// Bound 2 (2 s here; bound 3 explores 0.9 million executions in about two minutes). Cannot
+/// prove: the timed
+/// waiter asleep on the futex when the broadcast wakes (under the shim a timed wait re-checks
+/// after a yield, it never sleeps there), more waiters, or a notifier that broadcasts before the
+/// deadline (`timed_and_untimed_waiters_one_notify` covers that with `notify_one`).
+fn wait_while_for_notify_all_two_waiters_body() {
+    lwlock::sync::model_clock_start();
+    let p = Pair::<Barging>::new();
+    let timed = {
+        let p = p.clone();
+        thread::spawn(move || {
+            p.mutex.lock();
+            // SAFETY: `mutex` is held, and `wait_while_raw` runs the condition with it held.
+            let timed_out = unsafe {
+                p.cv.wait_while_raw(&p.mutex, || p.flag.read(|f| *f) == 0, Some(1))
+            };
+            // SAFETY: held again after the wait.
+            let flag = unsafe { p.flag.read(|f| *f) };
+            // SAFETY: held.
+            unsafe { p.mutex.unlock() };
+            (timed_out, flag)
+        })
+    };
+    let untimed = {
+        let p = p.clone();
+        thread::spawn(move || {
+            p.mutex.lock();
+            // SAFETY: as above.
+            let timed_out = unsafe {
+                p.cv.wait_while_raw(&p.mutex, || p.flag.read(|f| *f) == 0, None)
+            };
+            // SAFETY: held again after the wait.
+            let flag = unsafe { p.flag.read(|f| *f) };
+            // SAFETY: held.
+            unsafe { p.mutex.unlock() };
+            (timed_out, flag)
+        })
+    };
+    p.mutex.lock();
+    // SAFETY: `mutex` is held.
+    unsafe { p.flag.write(|f| *f = 1) };
+    // SAFETY: held.
+    unsafe { p.mutex.unlock() };
+    lwlock::sync::advance_model_clock(1);
+    p.cv.notify_all();
+    assert_eq!(
+        untimed.join().unwrap(),
+        (false, 1),
+        "the untimed waiter returned before the condition became false"
+    );
+    let (timed_out, flag) = timed.join().unwrap();
+    assert!(
+        !timed_out || flag == 0,
+        "wait_while_for reported a timeout with its condition no longer holding"
+    );
+    assert!(timed_out || flag == 1);
+    p.assert_quiescent();
+}
+
+/// `wait_until` against `notify_one`, with the deadline and the notification racing.
+///
+/// Threads (3): a timed waiter (one `wait_raw` with deadline 1, as `wait_until` and `wait_for`
+/// call it, if the flag is 0 under the mutex), the notifier (sets the flag under the mutex,
+/// `notify_one`, then publishes "notified"), and a clock thread, which records whether it saw
+/// "notified" (then the notification happened-before the deadline) and "passed", then moves the
+/// clock to the deadline. Whether the notification or the deadline comes first is a scheduling
+/// choice. Asserted (parking_lot's `timed_out()`: the timeout is known to have elapsed): a wait
+/// that reports a timeout does so only after the deadline passed, and never when the
+/// notification happened-before the deadline; the waiter deregisters.
+///
+/// Bound 3 (2 s here; bound 4 takes about 35 s). Cannot prove: a notification concurrent with the
+/// deadline (neither before the other)
+/// may be reported either way, and the model accepts both; nor that `notify_one`'s futex wake
+/// reaches a timed sleeper (under the shim it never sleeps on the futex).
+fn wait_until_races_notify_one_body() {
+    lwlock::sync::model_clock_start();
+    let p = Pair::<Barging>::new();
+    let notified = Arc::new(AtomicBool::new(false));
+    let before = Arc::new(AtomicBool::new(false));
+    let passed = Arc::new(AtomicBool::new(false));
+    let waiter = {
+        let (p, before, passed) = (p.clone(), before.clone(), passed.clone());
+        thread::spawn(move || {
+            let mut timed_out = false;
+            p.mutex.lock();
+            // SAFETY: `mutex` is held.
+            if unsafe { p.flag.read(|f| *f) } == 0 {
+                // SAFETY: `mutex` is held by this thread.
+                timed_out = unsafe { p.cv.wait_raw(&p.mutex, Some(1)) };
+            }
+            // SAFETY: held.
+            unsafe { p.mutex.unlock() };
+            if timed_out {
+                // Relaxed: the timeout's read of the clock (Acquire) saw the clock thread's
+                // Release store, which follows these two.
+                assert!(
+                    passed.load(Ordering::Relaxed),
+                    "a timed wait reported a timeout before its deadline"
+                );
+                assert!(
+                    !before.load(Ordering::Relaxed),
+                    "a notification before the deadline was reported as a timeout"
+                );
+            }
+        })
+    };
+    let clock = {
+        let (notified, before, passed) = (notified.clone(), before.clone(), passed.clone());
+        thread::spawn(move || {
+            // Acquire: pairs with the notifier's Release store after its notify_one.
+            before.store(notified.load(Ordering::Acquire), Ordering::Relaxed);
+            passed.store(true, Ordering::Relaxed);
+            lwlock::sync::advance_model_clock(1);
+        })
+    };
+    p.set_flag(false);
+    notified.store(true, Ordering::Release);
+    waiter.join().unwrap();
+    clock.join().unwrap();
+    p.assert_quiescent();
+}
+
 models::loom_model! {
     /// Condvar: notify_one after the notifier's unlock, racing the wait: never lost; the flag is mutex-ordered.
     notify_one_racing_wait, threads: 2, bound: Some(5), notify_one_racing_wait_body
@@ -213,6 +353,16 @@ models::loom_model! {
 models::loom_model! {
     /// Condvar: one notify_one before the deadline with a timed and an untimed waiter: neither loses it.
     timed_and_untimed_waiters_one_notify, threads: 3, bound: Some(2), timed_and_untimed_waiters_one_notify_body
+}
+
+models::loom_model! {
+    /// Condvar: wait_while_for and notify_all, two waiters, one timed: both wake; a timeout means the condition still holds.
+    wait_while_for_notify_all_two_waiters, threads: 3, bound: Some(2), wait_while_for_notify_all_two_waiters_body
+}
+
+models::loom_model! {
+    /// Condvar: wait_until racing notify_one and the deadline: no timeout before the deadline, none after a notification that preceded it.
+    wait_until_races_notify_one, threads: 3, bound: Some(3), wait_until_races_notify_one_body
 }
 
 #[cfg(lwlock_mutant = "runtime")]
@@ -264,6 +414,54 @@ mod mutants {
             "timed_wait_notified_before_deadline",
             "condvar_deadline_race_timed_out",
             Failure::Assertion("a notification before the deadline was reported as a timeout"),
+            T,
+        );
+    }
+
+    /// A `wait_while` that reports the timed-out wait without checking the condition again: a
+    /// condition made false before the deadline (its notification after it) reads as a timeout.
+    #[test]
+    fn mutant_condvar_while_timeout_no_recheck() {
+        expect_caught(
+            "wait_while_for_notify_all_two_waiters",
+            "condvar_while_timeout_no_recheck",
+            Failure::Assertion("reported a timeout with its condition no longer holding"),
+            T,
+        );
+    }
+
+    /// A broadcast that wakes the sleepers before it changes the sequence word: a waiter between
+    /// its check of the word and its sleep sleeps through it.
+    #[test]
+    fn mutant_condvar_notify_all_wake_before_bump() {
+        expect_caught(
+            "wait_while_for_notify_all_two_waiters",
+            "condvar_notify_all_wake_before_bump",
+            Failure::Deadlock,
+            T,
+        );
+    }
+
+    /// A timed wait that re-arms on the word's current value after an early return absorbs a
+    /// notification that came before the deadline and reports a timeout.
+    #[test]
+    fn mutant_condvar_timed_rearm_loses_notify() {
+        expect_caught(
+            "wait_until_races_notify_one",
+            "condvar_timed_rearm_loses_notify",
+            Failure::Assertion("a notification before the deadline was reported as a timeout"),
+            T,
+        );
+    }
+
+    /// A timed wait that takes an early futex return for its timeout reports it before the
+    /// deadline.
+    #[test]
+    fn mutant_condvar_timed_early_timeout() {
+        expect_caught(
+            "wait_until_races_notify_one",
+            "condvar_timed_early_timeout",
+            Failure::Assertion("reported a timeout before its deadline"),
             T,
         );
     }
