@@ -198,7 +198,7 @@ impl Condvar {
         if !late {
             self.waiters.fetch_add(1, Ordering::Relaxed);
         }
-        #[allow(unused_mut)] // changed only by a mutant
+        // `mut`: only the mutant `condvar_timed_rearm_loses_notify` changes it.
         let mut seq = self.seq.word.load(Ordering::Relaxed);
         // SAFETY: held by the caller (this function's contract).
         unsafe { mutex.unlock() };
