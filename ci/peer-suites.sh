@@ -7,9 +7,9 @@
 # tests read the word's private PARKED bit); deadlock.rs of both (its tests need a detector:
 # lwlock's `deadlock` module is a no-op); condvar.rs of 0.12 (its tests call parking_lot's
 # crate-private `Condvar::wait_while_until_internal`, so the module does not compile outside it);
-# condvar.rs of 0.13 (31 of its 32 tests pass against lwlock::lock_api_05's Condvar, but
-# `two_mutexes` expects a panic when one Condvar is waited on with a second mutex: lwlock's
-# Condvar does not check that, and the test's second wait sleeps forever).
+# condvar.rs of 0.13 (its `two_mutexes` expects a panic when one Condvar is waited on with a
+# second mutex while a waiter of the first is registered: lwlock's Condvar does not check that,
+# so the test's second wait sleeps forever and the file cannot pass as it is).
 #
 # For each parking_lot version it lets cargo download the crate (`cargo fetch` of a generated
 # crate that depends on it), takes the `#[cfg(test)]` module of each file from the downloaded
