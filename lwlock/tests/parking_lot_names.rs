@@ -159,45 +159,124 @@ fn wait_until_queued(proc: u32) {
         .iter()
         .any(|s| s.proc == proc && s.event.is_waiting())
     {
-        std::thread::yield_now();
+        // A sleep, not a yield: a `SCHED_IDLE` waiter pinned to this CPU runs only when it idles.
+        std::thread::sleep(Duration::from_micros(100));
     }
 }
 
-/// Two threads on a `FairMutex`: the holder drops its guard while the other is queued, and at
-/// once tries to take the mutex again. Every unlock of a `FairMutex` is a fair one, so the mutex
-/// went to the queued thread (which holds it until told to let go) and the try must fail; with a
-/// plain unlock the mutex would be free and the try would take it. Repeated, alternating roles.
+/// On Linux: pins the calling thread to CPU `cpu` and, if `idle`, gives it the `SCHED_IDLE`
+/// policy (it then runs on that CPU only when no ordinary thread is runnable there, and its
+/// wakeup never preempts one). Best effort: a refusal leaves the thread as it was.
+fn pin(cpu: usize, idle: bool) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain syscalls on the calling thread (pid 0) with a zeroed, then filled, CPU set and
+    // a parameter struct on the stack; failures are ignored (best effort).
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        if idle {
+            let param = libc::sched_param { sched_priority: 0 };
+            libc::sched_setscheduler(0, libc::SCHED_IDLE, &param);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (cpu, idle);
+}
+
+/// The CPU the calling thread runs on (0 where unknown).
+fn current_cpu() -> usize {
+    #[cfg(target_os = "linux")]
+    // SAFETY: `sched_getcpu` takes no arguments and touches no memory of ours.
+    let cpu = usize::try_from(unsafe { libc::sched_getcpu() }).unwrap_or(0);
+    #[cfg(not(target_os = "linux"))]
+    let cpu = 0;
+    cpu
+}
+
+/// A `FairMutex` handed over on every unlock: the holder drops its guard while a second thread
+/// is queued, and at once tries to take the mutex again, while a third thread spins on
+/// `try_lock` across that unlock. Every unlock of a `FairMutex` is a fair one: the mutex goes
+/// from the holder to the queued thread in one step (granted in the word before the waiter is
+/// woken) and that thread keeps it until the round ends, so no `try_lock` can succeed, whatever
+/// the scheduling. With a plain unlock the word would be free from the release until the woken
+/// thread runs; to keep that window open for the holder's own `try_lock` (a woken thread often
+/// preempts its waker), the waiter is pinned to the holder's CPU with the `SCHED_IDLE` policy
+/// where Linux allows it, so it cannot run before the holder blocks. Repeated for 50 rounds.
 #[test]
-fn fair_mutex_hands_over_on_every_unlock_two_threads() {
-    let _dog = common::Watchdog::new("fair_mutex handoff", Duration::from_secs(60));
+fn fair_mutex_hands_over_on_every_unlock() {
+    let _dog = common::Watchdog::new("fair_mutex handoff", Duration::from_secs(120));
     let m = Arc::new(FairMutex::new(Vec::<u32>::new()));
+    // The holder is a thread of its own, so that pinning it leaves the test harness's alone.
+    let holder = {
+        let m = m.clone();
+        std::thread::spawn(move || {
+            let cpu = current_cpu();
+            pin(cpu, false);
+            fair_rounds(&m, cpu)
+        })
+    };
+    holder.join().expect("the holder");
+    assert_eq!(*m.lock(), (0..50).collect::<Vec<_>>());
+}
+
+/// The rounds of [`fair_mutex_hands_over_on_every_unlock`], on the holder's thread (on `cpu`).
+fn fair_rounds(m: &Arc<FairMutex<Vec<u32>>>, cpu: usize) {
+    use std::sync::atomic::AtomicBool;
     for round in 0..50u32 {
         let held = m.lock();
         let (tx_proc, rx_proc) = mpsc::channel();
         let (tx_go, rx_go) = mpsc::channel::<()>();
         let (tx_got, rx_got) = mpsc::channel::<()>();
-        let m2 = m.clone();
-        let t = std::thread::spawn(move || {
-            tx_proc
-                .send(lwlock::Proc::current().number())
-                .expect("send the record number");
-            let mut g = m2.lock(); // queues behind `held`
-            g.push(round);
-            tx_got.send(()).expect("report the handover");
-            rx_go.recv().expect("wait to let go");
-            drop(g); // a fair unlock with nobody queued: frees the mutex
-        });
+        let waiter = {
+            let m = m.clone();
+            std::thread::spawn(move || {
+                pin(cpu, true);
+                tx_proc
+                    .send(lwlock::Proc::current().number())
+                    .expect("send the record number");
+                let mut g = m.lock(); // queues behind `held`
+                g.push(round);
+                tx_got.send(()).expect("report the handover");
+                rx_go.recv().expect("wait to let go");
+                drop(g);
+            })
+        };
         wait_until_queued(rx_proc.recv().expect("the waiter's record number"));
-        drop(held); // a fair unlock: hands the mutex to the queued thread
-        assert!(
-            m.try_lock().is_none(),
-            "round {round}: the unlock left the mutex free instead of handing it to the waiter"
+        let (spinning, stop) = (
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(AtomicBool::new(false)),
         );
+        let spinner = {
+            let (m, spinning, stop) = (m.clone(), spinning.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut barged = false;
+                while !stop.load(Ordering::Acquire) {
+                    if m.try_lock().is_some() {
+                        barged = true;
+                    }
+                    spinning.store(true, Ordering::Release);
+                    std::hint::spin_loop();
+                }
+                barged
+            })
+        };
+        while !spinning.load(Ordering::Acquire) {
+            std::thread::yield_now();
+        }
+        drop(held); // a fair unlock: hands the mutex to the queued thread
+        let mine = m.try_lock().is_some();
         rx_got.recv().expect("the waiter got the mutex");
+        stop.store(true, Ordering::Release);
+        let barged = spinner.join().expect("the spinner");
         tx_go.send(()).expect("let the waiter go");
-        t.join().expect("the waiter");
+        waiter.join().expect("the waiter");
+        assert!(
+            !mine && !barged,
+            "round {round}: the unlock left the mutex free instead of handing it to the waiter \
+             (taken by the unlocking thread: {mine}, by the spinner: {barged})"
+        );
     }
-    assert_eq!(*m.lock(), (0..50).collect::<Vec<_>>());
 }
 
 /// Two threads contending on a `FairMutex` for a count, every unlock fair: each section is
