@@ -14,7 +14,8 @@
 //!   (a variant beyond PostgreSQL): readers publish in a per-lock visible-readers table instead
 //!   of the lock word, so read-only work scales with cores.
 //! * [`RwLock`]: a drop-in `lock_api` reader-writer lock over the atomic LWLock; [`Mutex`] over
-//!   its exclusive path, with [`Condvar`]; [`ReentrantMutex`], owners identified by wait record.
+//!   its exclusive path, with [`Condvar`]; [`ReentrantMutex`], owners identified by wait record;
+//!   [`FairMutex`], every unlock a handover; [`Once`] on a futex word.
 //! * Feature `stats`: LWLOCK_STATS-style counters per lock, read with [`RawLwLock::stats`].
 //! * [`elog`]: PANIC (abort with a message) and critical sections, where an unwind would leave
 //!   shared state inconsistent. Feature `fault-injection`: the `fault` module's lock wrapper that
@@ -26,7 +27,12 @@
 //! feature `lock_api_05` the module `lwlock::lock_api_05` has the same types over
 //! lock_api 0.5 (parking_lot 0.13's line). Guards of every lock are `Send` (an LWLock hold is a
 //! count in the lock word, not tied to a thread; parking_lot's need its `send_guard` feature),
-//! except `ReentrantMutex`'s. Each lock page states its fairness policy.
+//! except `ReentrantMutex`'s. Each lock page states its fairness policy. Every name parking_lot
+//! 0.12 exports is here: the locks, guards and `const_*` constructors, `Condvar`,
+//! `WaitTimeoutResult`, `FairMutex` (and its guards, `const_fair_mutex`), `Once`, `OnceState`,
+//! the raw types `RawRwLock`, `RawMutex`, `RawFairMutex`, `RawThreadId` (each the raw lock of the
+//! lwlock type of the same role: `lock_api::RwLock<lwlock::RawRwLock, T>` is `lwlock::RwLock<T>`),
+//! `lock_api`, and with feature `deadlock_detection` the `deadlock` module, a documented no-op.
 //!
 //! # Features
 //! | feature | what it adds |
@@ -38,6 +44,7 @@
 //! | `stats` | LWLOCK_STATS-style counters per lock |
 //! | `parking_lot` | `ParkingLotLwLock`: parking_lot's lock as a lock of the trait (baselines) |
 //! | `fault-injection` | the `fault` module (tests of protocols built on the trait) |
+//! | `deadlock_detection` | the `deadlock` module of parking_lot's name: `check_deadlock` is a documented no-op (always empty) |
 //!
 //! `arc_lock` is enabled like parking_lot's, in the dependent's manifest:
 //! ```toml
@@ -68,7 +75,8 @@
 //   sync (the shim) -> stats, wait_event, elog, mutant -> proc (wait records) -> proclist,
 //   s_lock (spinlock, spin delay) -> raw (the trait) -> fault -> the locks (atomic_state with
 //   layout and dropin, classic, reader_bias) -> the drop-in types (mutex, condvar, remutex,
-//   rwlock, lock_api_adapter, lock_api_05).
+//   rwlock, lock_api_adapter, lock_api_05) -> fair_mutex (over mutex). once names only sync and
+//   mutant; deadlock names nothing of the crate.
 pub mod sync;
 
 pub mod mutant;
@@ -76,13 +84,18 @@ pub mod mutant;
 mod atomic_state;
 mod classic;
 mod condvar;
+#[cfg(feature = "deadlock_detection")]
+pub mod deadlock;
 pub mod elog;
+#[cfg(not(loom))]
+mod fair_mutex;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
 #[cfg(all(feature = "lock_api_05", not(loom)))]
 pub mod lock_api_05;
 mod lock_api_adapter;
 mod mutex;
+mod once;
 pub mod proc;
 mod proclist;
 mod raw;
@@ -102,6 +115,12 @@ pub use atomic_state::{
 };
 pub use classic::RawClassicLwLock;
 pub use condvar::{Condvar, WaitTimeoutResult};
+#[cfg(all(not(loom), feature = "arc_lock"))]
+pub use fair_mutex::ArcFairMutexGuard;
+#[cfg(not(loom))]
+pub use fair_mutex::{
+    const_fair_mutex, FairMutex, FairMutexGuard, MappedFairMutexGuard, RawFairMutex,
+};
 #[cfg(feature = "parking_lot")]
 pub use lock_api_adapter::ParkingLotLwLock;
 pub use lock_api_adapter::{LockApiAdapter, Named};
@@ -113,6 +132,7 @@ pub use mutex::{
 #[cfg(all(not(loom), feature = "arc_lock"))]
 pub use mutex::{ArcBargingMutexGuard, ArcMutexGuard};
 pub use mutex::{AtomicLwMutex, RawBargingMutex, RawMutex};
+pub use once::{Once, OnceState};
 pub use proc::{sample_waits, Proc, Semaphore, WaitSample, INVALID_PROC};
 pub use raw::{AcquireOrWait, Mode, RawLwLock, RawLwLockVar, VarWait};
 pub use reader_bias::RawReaderBiasLwLock;
@@ -130,6 +150,25 @@ pub use rwlock::*;
 pub use s_lock::{SpinDelayConfig, SpinLock};
 pub use stats::LockStats;
 pub use wait_event::{IpcEvent, Tranche, WaitClass, WaitEvent};
+
+// parking_lot's raw-type names follow the default types: `RawRwLock` (defined beside `RwLock` in
+// rwlock.rs) and `RawMutex` (beside `Mutex` in mutex.rs) must be the raw locks under `RwLock` and
+// `Mutex`. A change of a default that forgot its alias fails to compile here.
+#[cfg(not(loom))]
+const _: () = {
+    fn _rwlock<T>(l: RwLock<T>) -> lock_api::RwLock<RawRwLock, T> {
+        l
+    }
+    fn _mutex<T>(m: Mutex<T>) -> lock_api::Mutex<RawMutex, T> {
+        m
+    }
+    fn _fair_mutex<T>(m: FairMutex<T>) -> lock_api::Mutex<RawFairMutex, T> {
+        m
+    }
+    fn _reentrant<T>(m: ReentrantMutex<T>) -> lock_api::ReentrantMutex<RawMutex, RawThreadId, T> {
+        m
+    }
+};
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

@@ -18,6 +18,9 @@
 #![cfg(not(loom))]
 use crate::{RawAtomicLwLock, RawClassicLwLock, RawHandoffLwLock, RawTaskFairLwLock};
 
+/// The raw lock under [`RwLock`], under parking_lot's name: `lock_api::RwLock<RawRwLock, T>` is
+/// `RwLock<T>` (`lib.rs` checks it at compile time).
+pub type RawRwLock = RawTaskFairLwLock;
 /// A reader-writer lock over the atomic-state LWLock (PostgreSQL 9.5+), task-fair as
 /// parking_lot's. `const`-constructible; 16 bytes of lock state.
 ///
