@@ -17,6 +17,7 @@
 //! * **the CAS's ordering**: its Release half orders the releaser's section before a newcomer
 //!   that joins shared grantees, its Acquire half orders a reader that left just before the
 //!   release before an exclusive grantee;
+//! * **a grant racing a deadline**: a timed grantee is granted or times out, never both;
 //! * **no barging**: a newcomer that arrives while the head writer waits never gets the lock
 //!   between the fair release and the grantee's section, and `bump` lets the queued waiter in.
 //!
@@ -27,7 +28,7 @@
 //!
 //! Bounds (each model under about 40 s on a 2-core machine; the report of `ci/models.sh` gives
 //! executions and seconds): the two-thread models (`fair_grant_foreign_post` at preemption bound
-//! 4, `bump_with_waiter` and `bump_upgradable_with_waiter` at 2) and the three-thread ones at 2
+//! 4, `fair_grant_races_timeout` at 3, `bump_with_waiter` and `bump_upgradable_with_waiter` at 2) and the three-thread ones at 2
 //! (`fair_exclusive_no_barging`, the two task-fair ones) or 1 (`fair_exclusive_writer_reader`,
 //! `fair_exclusive_reader_newcomer`, `fair_shared_last_reader`,
 //! `fair_upgradable_writer_upgradable`: at 2 each took over 80 s; the holder's wait for its
@@ -38,8 +39,8 @@
 //! preemption, of any thread at any point, so a race that needs the releaser and a waiter both
 //! preempted is out of reach there);
 //! more than two waiters (a grant to several readers and an upgradable waiter at once, a
-//! WAIT_UNTIL_FREE run in front of the grantees); a timed grantee whose deadline races the grant
-//! (`time_out`'s side); the `Handoff` policy's bound (only `TaskFair`, whose writer owns
+//! WAIT_UNTIL_FREE run in front of the grantees); a timed grantee under the handoff policies;
+//! the `Handoff` policy's bound (only `TaskFair`, whose writer owns
 //! `HANDOFF` from its queueing); a grant while the handoff owner is off the list; a fair release
 //! that finds no waiter visible (it is an ordinary release: the models make the holder see
 //! `HAS_WAITERS` first); lock_api's trait impls themselves (not compiled under loom: each
@@ -310,6 +311,55 @@ models::loom_model! {
     fair_grant_foreign_post, threads: 2, bound: Some(4), grant_with_foreign_post
 }
 
+/// A timed writer queues behind an exclusive holder; its deadline (under loom: its first sleep)
+/// races the fair release that grants it the lock. Granted or timed out, never both: a granted
+/// waiter whose deadline passed finds itself detached, takes the post and holds the lock; a
+/// timed-out one unlinked itself first, so the release found nobody to hand the lock to. No post
+/// is left behind, and the lock ends free.
+fn grant_races_timeout() {
+    let s = Shared::<RawAtomicLwLock>::new();
+    s.lock.acquire(Mode::Exclusive);
+    let done = Arc::new(AtomicU32::new(0));
+    let done2 = done.clone();
+    let w = waiter(&s, move |s| {
+        let deadline = lwlock::sync::deadline_after(std::time::Duration::from_secs(1));
+        let got = s.lock.acquire_until(Mode::Exclusive, deadline);
+        let seen = got.then(|| {
+            assert_exclusive_hold(&s.lock);
+            // SAFETY: held exclusively.
+            let seen = unsafe { s.data.read(|d| d.0) };
+            s.bump();
+            // SAFETY: held exclusively, taken above.
+            unsafe { s.lock.release(Mode::Exclusive) };
+            seen
+        });
+        done2.store(1, Ordering::SeqCst);
+        seen
+    });
+    s.bump();
+    // Release once the waiter sleeps (or already gave up): the grant and the deadline race.
+    await_model(|| w.asleep() || done.load(Ordering::SeqCst) == 1);
+    // SAFETY: held exclusively.
+    unsafe { s.lock.release_fair(Mode::Exclusive) };
+    let number = w.slot.load(Ordering::SeqCst);
+    let seen = w.join();
+    assert_eq!(
+        Proc::by_number(number).sem().count(),
+        0,
+        "a post was left behind (granted and timed out)"
+    );
+    if let Some(seen) = seen {
+        assert_eq!(seen, 1, "the timed grantee did not see the holder's update");
+    }
+    assert_eq!(s.value(), 1 + seen.is_some() as u64);
+    s.assert_quiescent();
+}
+
+models::loom_model! {
+    /// Fair unlock racing a timed writer's deadline: granted or timed out, never both, no post left.
+    fair_grant_races_timeout, threads: 2, bound: Some(3), grant_races_timeout
+}
+
 // ---- fair unlock of a shared hold ---------------------------------------------------------------
 
 /// A reader holds the lock beside us and leaves at any moment; a writer queues. If our fair
@@ -500,6 +550,19 @@ mod mutants {
             "fair_exclusive_writer_reader",
             "fair_grant_shared_short",
             Failure::Assertion("grant accounting"),
+            T,
+        );
+    }
+
+    /// A timed-out waiter that unlinks itself without asking whether a waker chose it (the timed
+    /// acquire's mutant, listed with `loom_dropin::timeout_races_wakeup`): here the fair release
+    /// had already granted it the lock, which nobody then holds or releases.
+    #[test]
+    fn mutant_timeout_unconditional_dequeue_granted() {
+        expect_caught(
+            "fair_grant_races_timeout",
+            "timeout_unconditional_dequeue",
+            Failure::Assertion("a post was left behind"),
             T,
         );
     }
