@@ -71,6 +71,8 @@ fn await_model(mut cond: impl FnMut() -> bool) {
 /// failing conditional exclusive acquire (we hold the lock): an RMW, which reads the newest
 /// value of the word, so the release's later Relaxed load cannot read an older one (coherence).
 /// It is cheaper for loom than a loop of Relaxed loads, each of which may read any older value.
+/// Its Acquire orders us after the releases before it; the races the models look for (a reader
+/// leaving during our release, a newcomer after it) come later, so loom still explores them.
 fn await_waiters<P: Policy>(lock: &AtomicLwLock<P>, ready: impl FnMut() -> bool) {
     await_model(ready);
     assert!(
