@@ -772,7 +772,11 @@ impl<P: Policy> AtomicLwLock<P> {
     /// The caller holds what `delta` removes.
     unsafe fn release_fair_delta(&self, delta: u32, mode: Mode) {
         let upgradable = delta & UPGRADABLE != 0;
-        if self.state.load(Ordering::Relaxed) & HAS_WAITERS == 0 {
+        // Mutant `fair_unlock_not_fair` (models only): an ordinary release even with waiters
+        // queued, so a newcomer can take the lock before the woken waiter runs.
+        if self.state.load(Ordering::Relaxed) & HAS_WAITERS == 0
+            || crate::mutant!("fair_unlock_not_fair")
+        {
             // Nobody to hand it to: an ordinary release (which wakes anyone who queued since).
             if upgradable {
                 // SAFETY: the caller holds an upgradable read.
@@ -788,24 +792,45 @@ impl<P: Policy> AtomicLwLock<P> {
         // the word may still change (other holders leave, readers arrive), so decide per CAS.
         // SAFETY: LOCKED is held.
         let plan = unsafe { self.with_waiters(|l| Self::grant_plan(l)) };
+        // Mutant `fair_grant_shared_short` (models only): one shared hold fewer in the word
+        // than shared grantees woken.
+        let add = if crate::mutant!("fair_grant_shared_short") && plan.add & SHARED_MASK != 0 {
+            plan.add - VAL_SHARED
+        } else {
+            plan.add
+        };
+        // AcqRel: Release publishes our section to a newcomer whose Acquire CAS reads the word
+        // with the grant in it (a reader joining shared grantees; the grantees themselves are
+        // ordered by the Release store of NOT_WAITING below); Acquire takes in the sections of
+        // holders that left before us (their Release `fetch_sub`s precede this CAS), which an
+        // exclusive grantee must see too and reaches only through us. Mutants
+        // `fair_cas_acquire_only`, `fair_cas_release_only` (models only): either half dropped.
+        let order = match (
+            crate::mutant!("fair_cas_acquire_only"),
+            crate::mutant!("fair_cas_release_only"),
+        ) {
+            (true, _) => Ordering::Acquire,
+            (_, true) => Ordering::Release,
+            _ => Ordering::AcqRel,
+        };
         let mut old = self.state.load(Ordering::Relaxed);
         let (granted, new) = loop {
             let after = old - delta;
             let grant = after & LOCK_MASK == 0 && plan.add != 0;
             let mut new = after;
             if grant {
-                new += plan.add;
-                new |= RELEASE_OK; // nobody granted competes, so none re-enables wakeups
-                if plan.add == VAL_EXCLUSIVE {
+                new += add;
+                // Nobody granted competes, so none re-enables wakeups.
+                new |= RELEASE_OK;
+                // Mutant `fair_grant_keeps_handoff` (models only): the granted head writer
+                // leaves its HANDOFF behind.
+                if plan.add == VAL_EXCLUSIVE && !crate::mutant!("fair_grant_keeps_handoff") {
                     new &= !HANDOFF; // the head writer is the owner (invariant 7)
                 }
             }
-            // AcqRel: Release publishes our section (and, through the grantee's Acquire of
-            // NOT_WAITING, hands it on); Acquire takes in the sections of holders that left
-            // before us, which an exclusive grantee must see too.
             match self
                 .state
-                .compare_exchange_weak(old, new, Ordering::AcqRel, Ordering::Relaxed)
+                .compare_exchange_weak(old, new, order, Ordering::Relaxed)
             {
                 Ok(_) => break (grant, new),
                 Err(now) => old = now,
@@ -833,10 +858,19 @@ impl<P: Policy> AtomicLwLock<P> {
         Self::wake_all(&mut free);
         // The granted records: `lw_granted` before the Release store of NOT_WAITING.
         let crit = CritSection::start("atomic LWLock: handing the lock to detached waiters");
+        // (A grantee that wakes on a foreign post and sees NOT_WAITING must see the flag too:
+        // with the two stores the other way round it would compete for the lock it holds.)
         while let Some(w) = chosen.pop_head() {
-            w.lw_granted.store(true, Ordering::Relaxed);
-            w.lw_waiting
-                .store(lw_waiting::NOT_WAITING, Ordering::Release);
+            // Mutant `fair_granted_after_wakeup` (models only): NOT_WAITING, then the flag.
+            if crate::mutant!("fair_granted_after_wakeup") {
+                w.lw_waiting
+                    .store(lw_waiting::NOT_WAITING, Ordering::Release);
+                w.lw_granted.store(true, Ordering::Relaxed);
+            } else {
+                w.lw_granted.store(true, Ordering::Relaxed);
+                w.lw_waiting
+                    .store(lw_waiting::NOT_WAITING, Ordering::Release);
+            }
             w.sem.unlock();
         }
         crit.end();
@@ -865,7 +899,13 @@ impl<P: Policy> AtomicLwLock<P> {
                         lw_mode::SHARED => add += VAL_SHARED,
                         lw_mode::UPGRADABLE if !upgradable_taken => {
                             upgradable_taken = true;
-                            add += VAL_SHARED | UPGRADABLE;
+                            // Mutant `fair_grant_no_upgradable_bit` (models only): the
+                            // upgradable grantee gets its unit but not UPGRADABLE.
+                            add += if crate::mutant!("fair_grant_no_upgradable_bit") {
+                                VAL_SHARED
+                            } else {
+                                VAL_SHARED | UPGRADABLE
+                            };
                         }
                         _ => {}
                     }
@@ -882,8 +922,15 @@ impl<P: Policy> AtomicLwLock<P> {
     /// The caller holds the lock in `mode`.
     pub unsafe fn bump(&self, mode: Mode) {
         if self.state.load(Ordering::Relaxed) & HAS_WAITERS != 0 {
-            // SAFETY: the caller holds the lock in `mode`.
-            unsafe { self.release_fair(mode) };
+            // Mutant `bump_not_fair` (models only): an ordinary release, so the bumping
+            // thread may take the lock back before the waiter it woke runs.
+            if crate::mutant!("bump_not_fair") {
+                // SAFETY: the caller holds the lock in `mode`.
+                unsafe { self.release(mode) };
+            } else {
+                // SAFETY: the caller holds the lock in `mode`.
+                unsafe { self.release_fair(mode) };
+            }
             self.acquire(mode);
         }
     }
