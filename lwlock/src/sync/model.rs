@@ -23,8 +23,8 @@
 //!   `futex_hb_waiters_pending` is false, without the bucket lock. Here such a wake touches no
 //!   checker object that creates an edge.
 //! * **A wake orders what its waker did before it with the waiter it wakes, and with no one
-//!   else.** `futex_wake` unqueues the waiter (`futex_wake_mark`: `wake_q_add_safe`, then
-//!   `smp_store_release(&q->lock_ptr, NULL)`) and, after dropping the bucket lock, `wake_up_q`
+//!   else.** `futex_wake` unqueues the waiter (`futex_wake_mark`: `__futex_unqueue`,
+//!   `smp_store_release(&q->lock_ptr, NULL)`, `wake_q_add_safe`) and, after dropping the bucket lock, `wake_up_q`
 //!   calls `try_to_wake_up` on it: `raw_spin_lock_irqsave(&p->pi_lock)` then
 //!   `smp_mb__after_spinlock()`, and the sleeper runs again only after the waker's
 //!   `try_to_wake_up` through the run-queue lock (or the `p->on_cpu` release/acquire pair) —
