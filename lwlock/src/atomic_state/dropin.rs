@@ -635,8 +635,17 @@ impl<P: Policy> AtomicLwLock<P> {
         me.report_wait_start(WaitEvent::lwlock(Tranche::from_id(self.tranche)));
         while s & SHARED_MASK != 0 {
             sync::wait_word(&self.state, s);
-            // Acquire: pairs with the last reader's Release fetch_sub.
-            s = self.state.load(Ordering::Acquire);
+            // Acquire: pairs with the readers' Release fetch_subs (the last one's value heads a
+            // release sequence through every earlier reader's RMW). Not the futex: a wait that
+            // returns because the word changed orders nothing (FUTEX_WAIT's compare is a plain
+            // load), and a wake orders only what its waker did. Mutant
+            // `upgrade_reload_relaxed` (models only): the reload weakened to Relaxed.
+            let reload = if crate::mutant!("upgrade_reload_relaxed") {
+                Ordering::Relaxed
+            } else {
+                Ordering::Acquire
+            };
+            s = self.state.load(reload);
         }
         me.report_wait_end();
         false
@@ -681,7 +690,14 @@ impl<P: Policy> AtomicLwLock<P> {
             if sync::wait_word_until(&self.state, s, deadline) {
                 break;
             }
-            s = self.state.load(Ordering::Acquire);
+            // Acquire, as in `upgrade` (the timed wait orders nothing either). Mutant
+            // `upgrade_until_reload_relaxed` (models only): weakened to Relaxed.
+            let reload = if crate::mutant!("upgrade_until_reload_relaxed") {
+                Ordering::Relaxed
+            } else {
+                Ordering::Acquire
+            };
+            s = self.state.load(reload);
         }
         // Back to upgradable, unless the readers left meanwhile.
         let mut s = self.state.load(Ordering::Acquire);

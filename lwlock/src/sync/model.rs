@@ -1,14 +1,87 @@
-//! What loom and shuttle share: futexes emulated with the checker's `Mutex` + `Condvar`, and
-//! time replaced by interleavings (a sleep or a timed wait is a yield), or, for a model that asks
-//! for it ([`model_clock_start`]), a manual clock that its threads move.
-//!
-//! Neither checker has a futex. [`Futex`] keeps the kernel's "compare and sleep atomically with
-//! respect to wakers" semantics with one mutex and condvar per futex word, so a lost wakeup is
-//! reported as a deadlock rather than a livelock; the address-keyed calls ([`wait_word`]) share
-//! one per-execution mutex and condvar.
+//! What loom and shuttle share: futexes emulated on the checker's thread parking, and time
+//! replaced by interleavings (a sleep or a timed wait is a yield), or, for a model that asks for
+//! it ([`model_clock_start`]), a manual clock that its threads move.
 //!
 //! Mirrors the kernel futex contract (FUTEX_WAIT/FUTEX_WAKE) that the semaphores of
 //! `posix_sema.c` rest on, and `pg_usleep` as a yield.
+//!
+//! # The futex emulation, and the ordering it gives
+//!
+//! A model backend must not add ordering the real primitive does not give: a lock whose waiter
+//! relies on the futex for an acquire it never asked for would pass every model and fail on a
+//! weakly ordered machine. So the emulation gives only what Linux's futex gives, and of that only
+//! the part the kernel's structure guarantees whatever its hashing, timing or configuration
+//! (`kernel/futex/waitwake.c`, `kernel/sched/core.c`):
+//!
+//! * **The compare orders nothing.** FUTEX_WAIT reads the word with `get_user` (a plain load)
+//!   under the hash bucket's spinlock. The lock's acquire would order the load after a waker
+//!   that held the same bucket lock before, but a waker takes that lock only if it sees waiters
+//!   on the bucket (`futex_hb_waiters_pending`), so nothing is promised: a wait that returns
+//!   EAGAIN (the word changed) returns with no acquire of the store it saw. Here the compare is
+//!   an atomic read with [`Ordering::Relaxed`], and no checker mutex is taken around it.
+//! * **A wake that finds no waiter orders nothing.** `futex_wake` returns at once when
+//!   `futex_hb_waiters_pending` is false, without the bucket lock. Here such a wake touches no
+//!   checker object that creates an edge.
+//! * **A wake orders what its waker did before it with the waiter it wakes, and with no one
+//!   else.** `futex_wake` unqueues the waiter (`futex_wake_mark`: `__futex_unqueue`,
+//!   `smp_store_release(&q->lock_ptr, NULL)`, `wake_q_add_safe`) and, after dropping the bucket lock, `wake_up_q`
+//!   calls `try_to_wake_up` on it: `raw_spin_lock_irqsave(&p->pi_lock)` then
+//!   `smp_mb__after_spinlock()`, and the sleeper runs again only after the waker's
+//!   `try_to_wake_up` through the run-queue lock (or the `p->on_cpu` release/acquire pair) —
+//!   the "Notes on Program-Order guarantees on SMP systems" of `kernel/sched/core.c`, which
+//!   promise that a woken task observes everything that happened before its wakeup. If the wake
+//!   comes before the waiter has called `schedule()`, `ttwu_runnable` sets it running under the
+//!   same run-queue lock that its `__schedule()` then takes, which orders the same way. Here:
+//!   the waker's `unpark` of that one waiter, which joins the waker's causality into the
+//!   waiter's (loom), and nothing for the waiters it does not wake.
+//!
+//! What the emulation no longer gives (it did so until the futex was emulated with a checker
+//! `Mutex` + `Condvar` per word, whose compare was a SeqCst load under that mutex): an acquire
+//! of the compared value (a SeqCst load is an acquire load), and an edge from every wake to every
+//! later wait through the mutex (its unlock by the waker, its lock by the waiter), also from
+//! wakes that found no waiter. Together they made every "the word changed, the wait returned,
+//! the waiter reloads the word" path acquire, so a waiter's reload weakened to Relaxed (the
+//! upgrader in `atomic_state/dropin.rs`) was invisible to every model.
+//!
+//! The kernel's "compare and sleep atomically with respect to wakers" is kept, so that a lost
+//! wakeup is reported as a deadlock rather than a livelock: in the kernel, the waiter's
+//! `futex_hb_waiters_inc` + `smp_mb()` (A) pairs with the waker's `smp_mb()` in
+//! `futex_hb_waiters_pending` (B), so either the compare sees the waker's store or the waker sees
+//! the waiter. The checkers run one thread at a time and switch only at their own operations, so
+//! the emulation's compare, its registration on the sleepers' list (host data, not a checker
+//! object: it orders nothing) and its park form one step, and so do a wake's read of the list
+//! and its unparks.
+//!
+//! Residuals, each a strengthening the checker's primitives make unavoidable, none an edge:
+//! * The compare reads the *newest* value of the word (a `compare_exchange` that fails, Relaxed,
+//!   which loom resolves against the newest store in modification order), where a plain Relaxed
+//!   load could also return an older one. A plain load cannot be used: it could read a value
+//!   older than a store whose wake already ran and found no sleeper, and sleep forever, which
+//!   the barrier pairing (A)/(B) rules out in the kernel and nothing but an edge could rule out
+//!   in the checker. An older value would only make the waiter sleep where the kernel's could
+//!   (then woken by the wake that follows the store); what is lost is that choice in executions
+//!   that have no sequentially consistent schedule. The failing exchange compares with
+//!   `!expected`; if the word holds exactly that value the exchange succeeds and stores it back
+//!   unchanged (a Relaxed RMW: in loom it inherits the release sequence of the store it read, so
+//!   it adds no edge either; no word of this workspace is compared against a complement it holds).
+//! * A wake reads the word the same way (newest value, Relaxed, comparing with [`WAKE_PROBE`],
+//!   no word of this workspace holds it): loom's partial-order reduction explores two steps in
+//!   both orders only if they touch a common checker object, and the list is invisible to it.
+//!   The read makes a wake and a compare of the same word dependent. Its one effect on the
+//!   waker: its own later loads of the word cannot return a value older than the newest at the
+//!   wake (the kernel's FUTEX_WAKE does not read the word).
+//! * Waiter → waker: the kernel's bucket lock, when the waker takes it, also orders the waiter's
+//!   compare before the waker; the emulation gives no edge in that direction (weaker, not
+//!   stronger).
+//! * A kernel waiter whose sleep ends for another reason (a signal, a timeout) just as a wake
+//!   marks it returns 0 after a `READ_ONCE(q->lock_ptr)`, which is not an acquire; the
+//!   emulation's waits have no signals, and its timed waits never sleep (see
+//!   [`wait_word_until`]), so every wake that reaches a sleeper here orders.
+//! * shuttle has no weak memory (its atomics are all SeqCst), so under shuttle only the
+//!   interleavings differ from the old emulation, never the values a load may return.
+//!
+//! Spurious returns from `wait` are allowed (shuttle's `park` may return spuriously; the waiter
+//! parks again while it is still on the list), so callers re-check in a loop.
 
 #[cfg(loom)]
 use loom as checker;
@@ -16,7 +89,6 @@ use loom as checker;
 use shuttle as checker;
 
 use checker::sync::atomic::{AtomicU32, Ordering};
-use checker::sync::{Condvar, Mutex};
 use checker::thread;
 
 /// A spin-wait hint: a yield to the model's scheduler, so that spin loops are visible to the
@@ -34,13 +106,64 @@ pub fn sleep_micros(micros: u64) {
     thread::yield_now();
 }
 
+/// The value a wake compares the word with, so that its read of the word (a failing
+/// `compare_exchange`) does not store. No futex word of this workspace holds it: a lock state
+/// word has unused bits, a semaphore count that high aborts, a condvar sequence would take 2^32
+/// notifications. Were it held, the exchange would store the same value back (no edge).
+const WAKE_PROBE: u32 = u32::MAX;
+
+/// The newest value of `word`, read without ordering anything: a `compare_exchange` with
+/// comparand `probe` that fails (Relaxed), so it stores nothing unless the word holds `probe`
+/// (then it stores `probe` back, a Relaxed RMW that inherits the release sequence it read).
+/// Under loom an RMW, failing or not, reads the newest store in the word's modification order;
+/// a plain load may read an older one (see the module docs for why the compare must not).
+#[inline]
+fn read_newest(word: &AtomicU32, probe: u32) -> u32 {
+    match word.compare_exchange(probe, probe, Ordering::Relaxed, Ordering::Relaxed) {
+        Ok(v) | Err(v) => v,
+    }
+}
+
+/// One thread asleep in an emulated FUTEX_WAIT.
+struct Sleeper {
+    /// The word's address (the futex key).
+    key: usize,
+    /// The sleeper, for `unpark` and for finding itself on the list.
+    thread: thread::Thread,
+}
+
+/// The sleepers of one execution, in arrival order (the kernel wakes waiters of equal priority
+/// in FIFO order). Host data behind a host mutex, never held across a checker operation: the
+/// checker does not see it, so it orders nothing (the checkers run one thread at a time, so the
+/// mutex is never contended).
+struct Sleepers(std::sync::Mutex<Vec<Sleeper>>);
+
+impl Sleepers {
+    fn with<R>(&self, f: impl FnOnce(&mut Vec<Sleeper>) -> R) -> R {
+        let mut list = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        f(&mut list)
+    }
+}
+
+/// This execution's sleepers (a checker lazy static: one per execution, dropped at its end).
+fn sleepers() -> &'static Sleepers {
+    checker::lazy_static! {
+        static ref SLEEPERS: Sleepers = Sleepers(std::sync::Mutex::new(Vec::new()));
+    }
+    &SLEEPERS
+}
+
+fn key_of(word: &AtomicU32) -> usize {
+    word as *const AtomicU32 as usize
+}
+
 /// A 32-bit futex word: `wait` sleeps only while the word still equals `expected`; `wake_*`
 /// wake sleepers. Spurious returns from `wait` are allowed, so callers re-check in a loop.
+/// The calls are the address-keyed ones ([`wait_word`], [`wake_word`]) on `word`.
 #[derive(Debug)]
 pub struct Futex {
     /// The futex word itself. Callers change it before calling `wake_*`.
     pub word: AtomicU32,
-    park: (Mutex<()>, Condvar),
 }
 
 impl Futex {
@@ -49,7 +172,6 @@ impl Futex {
     pub fn new(value: u32) -> Self {
         Futex {
             word: AtomicU32::new(value),
-            park: (Mutex::new(()), Condvar::new()),
         }
     }
     /// A futex word holding `value`.
@@ -57,34 +179,26 @@ impl Futex {
     pub const fn new(value: u32) -> Self {
         Futex {
             word: AtomicU32::new(value),
-            park: (Mutex::new(()), Condvar::new()),
         }
     }
 
-    /// Sleeps while the word equals `expected` (FUTEX_WAIT). May return spuriously.
+    /// Sleeps while the word equals `expected` (FUTEX_WAIT). May return spuriously. Orders
+    /// nothing unless a wake wakes it (see the module docs).
     #[inline]
     pub fn wait(&self, expected: u32) {
-        // The kernel compares and enqueues atomically with respect to FUTEX_WAKE; the shim
-        // mutex gives the same guarantee: a waker changes the word and then takes the mutex,
-        // so a waiter either sees the new value here or is already waiting on the condvar.
-        let guard = self.park.0.lock().unwrap();
-        if self.word.load(Ordering::SeqCst) == expected {
-            drop(self.park.1.wait(guard).unwrap());
-        }
+        wait_word(&self.word, expected);
     }
 
     /// Wakes one sleeper (FUTEX_WAKE 1).
     #[inline]
     pub fn wake_one(&self) {
-        let _guard = self.park.0.lock().unwrap();
-        self.park.1.notify_one();
+        wake_word(&self.word, 1);
     }
 
     /// Wakes every sleeper (FUTEX_WAKE INT_MAX).
     #[inline]
     pub fn wake_all(&self) {
-        let _guard = self.park.0.lock().unwrap();
-        self.park.1.notify_all();
+        wake_word(&self.word, usize::MAX);
     }
 
     /// Sleeps while the word equals `expected`, at most until `deadline`: time does not exist
@@ -96,21 +210,50 @@ impl Futex {
     }
 }
 
-/// The one mutex and condvar that every address-keyed wait of an execution sleeps on.
-fn word_park() -> &'static (Mutex<()>, Condvar) {
-    checker::lazy_static! {
-        static ref PARK: (Mutex<()>, Condvar) = (Mutex::new(()), Condvar::new());
+/// Sleeps while `word` equals `expected` (FUTEX_WAIT on the word's address). May return
+/// spuriously. The compare orders nothing; a return because a wake woke this thread orders what
+/// the waker did before its wake (see the module docs).
+pub fn wait_word(word: &AtomicU32, expected: u32) {
+    let key = key_of(word);
+    let me = thread::current();
+    let id = me.id();
+    let list = sleepers();
+    // One step with the registration and the park: no checker operation in between.
+    if read_newest(word, !expected) != expected {
+        return; // EAGAIN
     }
-    &PARK
+    list.with(|l| l.push(Sleeper { key, thread: me }));
+    loop {
+        thread::park();
+        if !list.with(|l| l.iter().any(|s| s.thread.id() == id)) {
+            return; // a wake took us off the list
+        }
+    }
 }
 
-/// Sleeps while `word` equals `expected` (FUTEX_WAIT on the word's address). May return
-/// spuriously; a wake of any word wakes every sleeper, which re-check.
-pub fn wait_word(word: &AtomicU32, expected: u32) {
-    let park = word_park();
-    let guard = park.0.lock().unwrap();
-    if word.load(Ordering::SeqCst) == expected {
-        drop(park.1.wait(guard).unwrap());
+/// Wakes up to `n` sleepers of `word`, oldest first (FUTEX_WAKE n). The caller changed the word
+/// first. Each woken sleeper is ordered after everything the caller did before this call; a
+/// wake that finds no sleeper orders nothing.
+pub fn wake_word(word: &AtomicU32, n: usize) {
+    let key = key_of(word);
+    let list = sleepers();
+    // The step's checker operation (see the module docs: it makes this wake and a compare of
+    // the same word dependent for loom's partial-order reduction).
+    let _ = read_newest(word, WAKE_PROBE);
+    let woken: Vec<thread::Thread> = list.with(|l| {
+        let mut woken = Vec::new();
+        l.retain(|s| {
+            if s.key == key && woken.len() < n {
+                woken.push(s.thread.clone());
+                false
+            } else {
+                true
+            }
+        });
+        woken
+    });
+    for t in woken {
+        t.unpark();
     }
 }
 
@@ -118,13 +261,14 @@ pub fn wait_word(word: &AtomicU32, expected: u32) {
 /// changed (as [`Futex::wait_until_nanos`]). Under a [`model_clock_start`] clock instead: the
 /// word is compared first (a changed word returns at once, not passed), then the deadline passes
 /// only once the model clock has reached it; before that the call returns early (not passed), as
-/// a futex wait may, and the caller waits again.
+/// a futex wait may, and the caller waits again. Never sleeps, so no wake reaches it and it
+/// orders nothing through the word: its compares are the untimed wait's (newest value, Relaxed).
 pub fn wait_word_until(word: &AtomicU32, expected: u32, deadline: u64) -> bool {
     if model_clock()
         .manual
         .load(std::sync::atomic::Ordering::Relaxed)
     {
-        if word.load(Ordering::SeqCst) != expected {
+        if read_newest(word, !expected) != expected {
             return false;
         }
         thread::yield_now();
@@ -136,7 +280,7 @@ pub fn wait_word_until(word: &AtomicU32, expected: u32, deadline: u64) -> bool {
     }
     let _ = deadline;
     thread::yield_now();
-    word.load(Ordering::SeqCst) == expected
+    read_newest(word, !expected) == expected
 }
 
 /// The clock of one model execution's timed waits (see [`model_clock_start`]).
@@ -179,8 +323,5 @@ pub fn advance_model_clock(now: u64) {
 
 /// Wakes every sleeper of `word` (FUTEX_WAKE INT_MAX). The caller changed the word first.
 pub fn wake_all_word(word: &AtomicU32) {
-    let _ = word;
-    let park = word_park();
-    let _guard = park.0.lock().unwrap();
-    park.1.notify_all();
+    wake_word(word, usize::MAX);
 }
