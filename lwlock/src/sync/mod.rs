@@ -9,10 +9,11 @@
 //! * **std** (default, `sync/std.rs`): `std::sync::atomic`, `std::cell::UnsafeCell` wrapped to
 //!   offer loom's `with`/`with_mut` API, `atomic_wait` futexes.
 //! * **loom** (`sync/loom.rs`): loom's atomics and `UnsafeCell` (so a missing ordering around
-//!   protected data is reported as a race). loom has no futex: [`Futex`] is emulated with a loom
-//!   `Mutex` + `Condvar` per futex word (`sync/model.rs`), with the kernel's "compare and sleep
-//!   atomically with respect to wakers" semantics, so a lost wakeup is reported as a deadlock
-//!   rather than a livelock.
+//!   protected data is reported as a race). loom has no futex: [`Futex`] is emulated on loom's
+//!   thread parking (`sync/model.rs`), with the kernel's "compare and sleep atomically with
+//!   respect to wakers" semantics, so a lost wakeup is reported as a deadlock rather than a
+//!   livelock, and with no ordering a kernel futex does not give: the compare is Relaxed, and
+//!   only a wake that wakes a sleeper orders the waker before it.
 //! * **shuttle** (`sync/shuttle.rs`): shuttle's atomics (all SeqCst) and the same futex emulation.
 //! * **lwsim** (`--cfg lwsim`, `sync/lwsim.rs` over the `lwsim` crate, which is re-exported as
 //!   `sync::lwsim`): a many-core machine in software. The atomics are std's, wrapped so that
