@@ -1,0 +1,293 @@
+//! Bounded adaptive spinning before queueing: the [`Adaptive`] policy's one mechanism of its
+//! own, beyond PostgreSQL. `lwlock.c` has no counterpart: `LWLockAcquire` queues at once after a
+//! failed `LWLockAttemptLock`. The nearest PostgreSQL code is `s_lock.c`'s spin (`s_lock` with
+//! `perform_spin_delay`), which spins on a TAS word with `SPIN_DELAY` before sleeping; the
+//! schedule here is parking_lot's `SpinWait` (`parking_lot_core/src/spinwait.rs`): rounds
+//! 1..=3 execute 2, 4, 8 PAUSEs, rounds 4..=10 yield the CPU, then the thread queues.
+//!
+//! # When a thread spins
+//! Only while spinning can pay off, and never where it would defeat the starvation bound:
+//! * the lock is *held* (a free-looking word is simply attempted again: the CAS lost a race);
+//! * `HAS_WAITERS` is clear: nobody sleeps on the list. A queued waiter means the lock is
+//!   contended beyond what spinning absorbs (parking_lot's `PARKED_BIT` rule), and a spinner
+//!   that overtook sleepers forever would make the release's wakeup useless;
+//! * `HANDOFF` is clear: the lock is being handed to a waiter (invariant 7); a newcomer's
+//!   attempt fails on the bit anyway, so it queues at once.
+//!
+//! Each round re-reads the word with a plain load (no RMW: spinners do not bounce the line
+//! while the holder runs) and attempts the lock only when the load shows it could succeed.
+//!
+//! # What it changes on the word
+//! Nothing: spinning adds no bit and no RMW beyond the attempt's CAS. The release path is the
+//! parent's (a `fetch_sub`, a wake pass only when `HAS_WAITERS` is set). The starvation bound is
+//! the [`Handoff`] mechanism's (the first queued writer that waited [`Adaptive`]'s bound sets
+//! `HANDOFF`; from then no newcomer, spinner included, takes the lock), since spinners take the
+//! lock only while nobody is queued.
+//!
+//! [`Handoff`]: super::Handoff
+
+use super::layout::{
+    HANDOFF, HAS_WAITERS, LOCK_MASK, RELEASE_OK, SHARED_MASK, UPGRADABLE, VAL_EXCLUSIVE,
+};
+use super::{take_granted, AtomicLwLock, Attempt, Policy, Want};
+use crate::elog::CritSection;
+use crate::proc::{lw_mode, lw_waiting, Proc};
+use crate::raw::{Mode, RawLwLock};
+use crate::stats::Stat;
+use crate::sync::{self, Ordering};
+use crate::wait_event::{Tranche, WaitEvent};
+
+/// What the bound's expiry found (`take_handoff_at_bound`).
+enum Bound {
+    /// We own [`HANDOFF`] now.
+    Taken,
+    /// Another waiter owns it: look again one bound later.
+    Other,
+    /// A waker already detached us: its post is coming.
+    Detached,
+}
+
+/// Bounded adaptive spinning, then the [`Handoff`](super::Handoff) slow path with a 250 µs
+/// bound ([`RawAdaptiveLwLock`](super::RawAdaptiveLwLock); beyond PostgreSQL).
+///
+/// * A writer that finds the lock held spins (see the module docs: parking_lot's `SpinWait`,
+///   about 10 rounds) while nobody is queued and no handoff is pending, then queues and sleeps.
+/// * A reader that finds it held exclusively does the same; a reader never waits for readers.
+/// * A release frees the lock and wakes one waiter (the head writer, or the run of shared
+///   waiters), which competes with newcomers (barging), as PostgreSQL's.
+/// * Starvation bound: once the first queued writer has waited 250 µs it sets `HANDOFF`;
+///   newcomers (readers, writers, spinners) then queue behind it and the release that frees the
+///   lock wakes it.
+#[derive(Debug)]
+pub enum Adaptive {}
+
+impl Policy for Adaptive {
+    const HANDOFF: bool = true;
+    const BOUND_NANOS: u64 = 250_000;
+    const SPIN: bool = true;
+    const NAME: &'static str = "atomic-adaptive";
+    const TYPE_NAME: &'static str = "RawAdaptiveLwLock";
+}
+
+/// Rounds of PAUSE (2, 4, 8 hints) before the yielding rounds.
+const PAUSE_ROUNDS: u32 = 3;
+/// All rounds (parking_lot's `SpinWait` counter limit).
+const ROUNDS: u32 = 10;
+
+/// Whether `want` could be granted on a word `s` (the attempt's own test, without the CAS).
+#[inline(always)]
+fn could_take(s: u32, want: Want) -> bool {
+    match want {
+        Want::Exclusive => s & (LOCK_MASK | HANDOFF) == 0,
+        Want::Shared => s & (VAL_EXCLUSIVE | HANDOFF) == 0,
+        Want::Upgradable => s & (VAL_EXCLUSIVE | UPGRADABLE | HANDOFF) == 0,
+        Want::Recursive => s & SHARED_MASK != 0 || s & VAL_EXCLUSIVE == 0,
+    }
+}
+
+impl<P: Policy> AtomicLwLock<P> {
+    /// Spins for `want` as the module docs say; returns whether the lock is now held. Called
+    /// after a failed attempt, before queueing.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn spin_acquire(&self, want: Want) -> bool {
+        let rounds = sync::spin_limit(ROUNDS);
+        let mut round = 0;
+        loop {
+            // Relaxed: a hint only; the attempt's CAS (Acquire) decides and orders.
+            let s = self.state.load(Ordering::Relaxed);
+            if s & (HAS_WAITERS | HANDOFF) != 0 {
+                return false;
+            }
+            if could_take(s, want) {
+                // Mutant `adaptive_spin_stale_take` (models only): take the lock by writing the
+                // word computed from the spin's load (a swap, not a CAS), overwriting whatever
+                // changed since (a queuer's HAS_WAITERS, the wait-list bit).
+                if crate::mutant!("adaptive_spin_stale_take") && want == Want::Exclusive {
+                    self.state.swap(s + VAL_EXCLUSIVE, Ordering::Acquire);
+                    return true;
+                }
+                match self.attempt(want, false) {
+                    Attempt::Acquired => return true,
+                    Attempt::Overflow => self.shared_overflow(),
+                    // Mutant `adaptive_spin_claims_lost_race` (models only): a lost CAS race
+                    // reported as a win.
+                    Attempt::MustWait if crate::mutant!("adaptive_spin_claims_lost_race") => {
+                        return true
+                    }
+                    Attempt::MustWait => {}
+                }
+            }
+            if round >= rounds {
+                return false;
+            }
+            round += 1;
+            if round <= PAUSE_ROUNDS {
+                for _ in 0..(1u32 << round) {
+                    sync::spin_loop();
+                }
+            } else {
+                sync::thread::yield_now();
+            }
+        }
+    }
+}
+
+impl<P: Policy> AtomicLwLock<P> {
+    /// The spinning policies' acquire after a failed attempt: spin; queue, re-check, sleep (with
+    /// the writer's bound); when woken, re-enable wakeups, attempt, and spin again before
+    /// queueing again (parking_lot's `SpinWait::reset` after a park). `LWLockAcquire`'s loop
+    /// with a spin phase in front of each queueing (PostgreSQL has none) and the handoff of
+    /// [`Handoff`](super::Handoff) at the bound. Returns whether it got the lock without
+    /// sleeping.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn acquire_adaptive(&self, want: Want) -> bool {
+        let me = Proc::current();
+        let wait_mode = match want {
+            Want::Exclusive => lw_mode::EXCLUSIVE,
+            Want::Upgradable => lw_mode::UPGRADABLE,
+            Want::Shared | Want::Recursive => lw_mode::SHARED,
+        };
+        // The bound runs from the first failed attempt, across sleeps.
+        let mut bound =
+            (want == Want::Exclusive).then(|| sync::clock_nanos().saturating_add(P::BOUND_NANOS));
+        let mut token = false;
+        let mut slept = false;
+        let mut extra = 0;
+        let event = WaitEvent::lwlock(Tranche::from_id(self.tranche));
+        loop {
+            // The handoff owner never spins: it is first in line and the bit keeps others out.
+            if !token && self.spin_acquire(want) {
+                break;
+            }
+            let crit = CritSection::start("atomic LWLock: queued on the wait list");
+            self.queue_self_at(me, wait_mode, token);
+            match self.attempt(want, token) {
+                Attempt::Acquired => {
+                    if self.dequeue_self(me) {
+                        // SAFETY: a fair unlock granted us a second shared unit (invariant 8).
+                        unsafe { self.release(Mode::Shared) };
+                    }
+                    crit.end();
+                    break;
+                }
+                Attempt::Overflow => {
+                    if self.dequeue_self(me) {
+                        // SAFETY: the grant is the only unit we hold.
+                        unsafe { self.release(Mode::Shared) };
+                    }
+                    crit.end();
+                    me.repost(extra);
+                    self.shared_overflow();
+                }
+                Attempt::MustWait => {}
+            }
+            self.stats.bump(Stat::Block, 1);
+            slept = true;
+            me.report_wait_start(event);
+            let held = self.sleep_bounded(me, &mut bound, &mut token, &mut extra);
+            me.report_wait_end();
+            crit.end();
+            if held {
+                break;
+            }
+            // We ran: wakeups may happen again.
+            // Mutant `adaptive_no_release_ok_reset` (models only): a woken waiter that never
+            // re-enables wakeups.
+            if !crate::mutant!("adaptive_no_release_ok_reset") {
+                self.state.fetch_or(RELEASE_OK, Ordering::Relaxed);
+            }
+            match self.attempt(want, token) {
+                Attempt::Acquired => break,
+                Attempt::Overflow => {
+                    me.repost(extra);
+                    self.shared_overflow()
+                }
+                Attempt::MustWait => {}
+            }
+        }
+        me.repost(extra);
+        !slept
+    }
+
+    /// Sleeps on our queued record until a waker sets NOT_WAITING (returns `false`: compete
+    /// again) or the lock is ours (`true`: a fair unlock granted it, or our own attempt after
+    /// taking the handoff got it and we are off the list). When `bound` passes first, takes the
+    /// handoff ([`HANDOFF`], invariant 7) and sleeps on without a bound.
+    fn sleep_bounded(
+        &self,
+        me: &Proc,
+        bound: &mut Option<u64>,
+        token: &mut bool,
+        extra: &mut u32,
+    ) -> bool {
+        // False once a waker is known to have chosen us (its post is coming).
+        let mut bound_live = true;
+        loop {
+            let until = if *token || !bound_live { None } else { *bound };
+            let posted = match until {
+                None => {
+                    me.sem.lock();
+                    true
+                }
+                Some(t) => me.sem.lock_until(t),
+            };
+            if posted {
+                // Acquire: pairs with the waker's Release store after unlinking us (invariant 5).
+                if me.lw_waiting.load(Ordering::Acquire) == lw_waiting::NOT_WAITING {
+                    return take_granted(me);
+                }
+                *extra += 1; // a post meant for another protocol
+                continue;
+            }
+            match self.take_handoff_at_bound(me) {
+                Bound::Taken => {
+                    *token = true;
+                    // The lock may be free with nobody left to release it: re-check, as after
+                    // queueing.
+                    if self.attempt(Want::Exclusive, true) == Attempt::Acquired {
+                        let granted = self.dequeue_self(me);
+                        debug_assert!(!granted, "an exclusive waiter granted twice");
+                        return true;
+                    }
+                }
+                Bound::Other => {
+                    *bound = Some(sync::clock_nanos().saturating_add(P::BOUND_NANOS.max(1)));
+                }
+                Bound::Detached => bound_live = false,
+            }
+        }
+    }
+
+    /// The bound passed: if we are still queued and nobody owns the handoff, move behind the
+    /// leading WAIT_UNTIL_FREE run and set [`HANDOFF`] (invariant 7; the same step as the
+    /// [`Handoff`](super::Handoff) policy's timed path).
+    fn take_handoff_at_bound(&self, me: &Proc) -> Bound {
+        self.wait_list_lock();
+        let found = if me.lw_waiting.load(Ordering::Relaxed) != lw_waiting::WAITING {
+            Bound::Detached
+        } else if self.state.load(Ordering::Relaxed) & HANDOFF != 0 {
+            Bound::Other
+        } else {
+            // Mutant `adaptive_handoff_in_place` (models only): set the bit without moving to
+            // the front, so a release's wake pass may pick waiters the bit keeps out, not us.
+            if !crate::mutant!("adaptive_handoff_in_place") {
+                // SAFETY: LOCKED is held.
+                unsafe {
+                    self.with_waiters(|l| {
+                        l.delete(me);
+                        l.push_after_wait_until_free(me);
+                    })
+                };
+            }
+            // Relaxed, like HAS_WAITERS: only the word's modification order matters. A release
+            // whose fetch_sub follows this RMW sees the bit and wakes us; one before it left the
+            // lock as our re-check (next) finds it.
+            self.state.fetch_or(HANDOFF, Ordering::Relaxed);
+            Bound::Taken
+        };
+        self.wait_list_unlock();
+        found
+    }
+}
