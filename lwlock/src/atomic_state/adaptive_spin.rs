@@ -41,7 +41,7 @@ use crate::wait_event::{Tranche, WaitEvent};
 enum Bound {
     /// We own [`HANDOFF`] now.
     Taken,
-    /// Another waiter owns it: look again one bound later.
+    /// Another waiter owns it: look again after the next wakeup.
     Other,
     /// A waker already detached us: its post is coming.
     Detached,
@@ -102,7 +102,7 @@ impl<P: Policy> AtomicLwLock<P> {
             if could_take(s, want) {
                 // Mutant `adaptive_spin_stale_take` (models only): take the lock by writing the
                 // word computed from the spin's load (a swap, not a CAS), overwriting whatever
-                // changed since (a queuer's HAS_WAITERS, the wait-list bit).
+                // changed since (another thread's hold, a queuer's HAS_WAITERS).
                 if crate::mutant!("adaptive_spin_stale_take") && want == Want::Exclusive {
                     self.state.swap(s + VAL_EXCLUSIVE, Ordering::Acquire);
                     return true;
@@ -162,7 +162,14 @@ impl<P: Policy> AtomicLwLock<P> {
                 break;
             }
             let crit = CritSection::start("atomic LWLock: queued on the wait list");
-            self.queue_self_at(me, wait_mode, token);
+            if want == Want::Exclusive && !token {
+                // A writer held off by readers takes the handoff as it queues (task-fair
+                // against readers, as parking_lot's writer bit); one held off by a writer
+                // queues to barge (eventual fairness at the bound).
+                token = self.queue_self_writer(me);
+            } else {
+                self.queue_self_at(me, wait_mode, token);
+            }
             match self.attempt(want, token) {
                 Attempt::Acquired => {
                     if self.dequeue_self(me) {
@@ -252,12 +259,54 @@ impl<P: Policy> AtomicLwLock<P> {
                         return true;
                     }
                 }
-                Bound::Other => {
-                    *bound = Some(sync::clock_nanos().saturating_add(P::BOUND_NANOS.max(1)));
-                }
+                // Another writer owns the bit: sleep on untimed. The owner's acquire and release
+                // wake the queue in turn; our bound has passed, so the next sleep after a wakeup
+                // tries again at once. (No timed retry loop on the wait-list lock.)
+                Bound::Other => bound_live = false,
                 Bound::Detached => bound_live = false,
             }
         }
+    }
+
+    /// `LWLockQueueSelf` for a writer: if the lock is held shared only and nobody owns the
+    /// handoff, take [`HANDOFF`] in the same critical section and the same RMW that sets
+    /// `HAS_WAITERS`, queued behind the leading WAIT_UNTIL_FREE run (invariant 7; what the
+    /// [`TaskFair`](super::TaskFair) writer does whatever holds the lock). Otherwise queue at the
+    /// tail. Returns whether we own the handoff.
+    fn queue_self_writer(&self, me: &Proc) -> bool {
+        assert_eq!(
+            me.lw_waiting.load(Ordering::Relaxed),
+            lw_waiting::NOT_WAITING,
+            "queueing for an LWLock while already waiting"
+        );
+        self.wait_list_lock();
+        let s = self.state.load(Ordering::Relaxed);
+        let take = s & VAL_EXCLUSIVE == 0 && s & SHARED_MASK != 0 && s & HANDOFF == 0;
+        // Relaxed: as HAS_WAITERS in `queue_self`; only the word's modification order matters
+        // (a release whose fetch_sub follows this RMW sees both bits and wakes; one before it
+        // left the lock as our re-check finds it).
+        // Mutant `adaptive_handoff_without_waiters_bit` (models only): the handoff taken in an
+        // RMW that does not set HAS_WAITERS, so the readers' release does not wake us.
+        let bits = if crate::mutant!("adaptive_handoff_without_waiters_bit") && take {
+            HANDOFF
+        } else {
+            HAS_WAITERS | if take { HANDOFF } else { 0 }
+        };
+        self.state.fetch_or(bits, Ordering::Relaxed);
+        me.lw_waiting.store(lw_waiting::WAITING, Ordering::Relaxed);
+        me.lw_mode.store(lw_mode::EXCLUSIVE, Ordering::Relaxed);
+        // SAFETY: LOCKED is held.
+        unsafe {
+            self.with_waiters(|l| {
+                if take {
+                    l.push_after_wait_until_free(me)
+                } else {
+                    l.push_tail(me)
+                }
+            })
+        };
+        self.wait_list_unlock();
+        take
     }
 
     /// The bound passed: if we are still queued and nobody owns the handoff, move behind the
@@ -289,5 +338,118 @@ impl<P: Policy> AtomicLwLock<P> {
         };
         self.wait_list_unlock();
         found
+    }
+}
+
+#[cfg(all(test, not(any(loom, shuttle))))]
+mod tests {
+    use super::super::layout::{RELEASE_OK, SHARED_MASK};
+    use super::super::RawAdaptiveLwLock;
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn sixteen_bytes() {
+        if cfg!(not(feature = "stats")) {
+            assert_eq!(std::mem::size_of::<RawAdaptiveLwLock>(), 16);
+        }
+    }
+
+    #[test]
+    fn spin_takes_a_free_word() {
+        let l = RawAdaptiveLwLock::new();
+        assert!(l.spin_acquire(Want::Exclusive));
+        assert!(RawLwLock::is_locked_exclusive(&l));
+        // SAFETY: held exclusively.
+        unsafe { l.release(Mode::Exclusive) };
+        assert_eq!(l.state(), RELEASE_OK);
+    }
+
+    #[test]
+    fn spin_gives_up_on_a_held_lock_without_queueing() {
+        let l = RawAdaptiveLwLock::new();
+        assert!(l.acquire(Mode::Shared));
+        assert!(!l.spin_acquire(Want::Exclusive));
+        assert_eq!(l.state() & (HAS_WAITERS | VAL_EXCLUSIVE), 0);
+        // A reader spins for nothing: it gets in at once.
+        assert!(l.spin_acquire(Want::Shared));
+        assert_eq!(l.state() & SHARED_MASK, 2);
+        // SAFETY: held shared twice.
+        unsafe {
+            l.release(Mode::Shared);
+            l.release(Mode::Shared);
+        }
+    }
+
+    #[test]
+    fn spin_never_passes_queued_waiters_or_a_handoff() {
+        let l = RawAdaptiveLwLock::new();
+        // A free word with a (stale) waiter flag: the spinner leaves it to the queue.
+        l.state.fetch_or(HAS_WAITERS, Ordering::Relaxed);
+        assert!(!l.spin_acquire(Want::Exclusive));
+        assert!(!l.spin_acquire(Want::Shared));
+        assert_eq!(
+            l.state() & LOCK_MASK,
+            0,
+            "a spinner took the lock past a waiter"
+        );
+        l.state.fetch_or(HANDOFF, Ordering::Relaxed);
+        assert!(!l.spin_acquire(Want::Shared));
+        assert_eq!(
+            l.state() & LOCK_MASK,
+            0,
+            "a spinner took the lock past a handoff"
+        );
+        l.state
+            .fetch_and(!(HAS_WAITERS | HANDOFF), Ordering::Relaxed);
+    }
+
+    #[test]
+    fn a_sleeping_writer_is_woken_and_the_list_empties() {
+        let l = Arc::new(RawAdaptiveLwLock::new());
+        l.acquire(Mode::Exclusive);
+        let l2 = l.clone();
+        let t = std::thread::spawn(move || {
+            let fast = l2.acquire(Mode::Exclusive);
+            // SAFETY: held exclusively.
+            unsafe { l2.release(Mode::Exclusive) };
+            fast
+        });
+        while l.state() & HAS_WAITERS == 0 {
+            std::thread::yield_now();
+        }
+        // SAFETY: held exclusively.
+        unsafe { l.release(Mode::Exclusive) };
+        assert!(!t.join().unwrap(), "the writer had to sleep");
+        assert_eq!(l.state() & (HAS_WAITERS | LOCK_MASK | HANDOFF), 0);
+    }
+
+    #[test]
+    fn the_bound_fires_and_new_readers_queue() {
+        let l = Arc::new(RawAdaptiveLwLock::new());
+        l.acquire(Mode::Shared);
+        let l2 = l.clone();
+        let w = std::thread::spawn(move || {
+            l2.acquire(Mode::Exclusive);
+            // SAFETY: held exclusively.
+            unsafe { l2.release(Mode::Exclusive) };
+        });
+        // The writer spins, queues, and after its bound (250 µs) takes the handoff.
+        let t0 = std::time::Instant::now();
+        while l.state() & HANDOFF == 0 {
+            assert!(
+                t0.elapsed() < std::time::Duration::from_secs(10),
+                "the writer never took the handoff"
+            );
+            std::thread::yield_now();
+        }
+        assert!(
+            !l.conditional_acquire(Mode::Shared),
+            "a new reader overtook a writer past its bound"
+        );
+        // SAFETY: held shared.
+        unsafe { l.release(Mode::Shared) };
+        w.join().unwrap();
+        assert_eq!(l.state() & (HAS_WAITERS | LOCK_MASK | HANDOFF), 0);
     }
 }
