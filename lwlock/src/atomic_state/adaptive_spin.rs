@@ -99,6 +99,11 @@ impl<P: Policy> AtomicLwLock<P> {
             if s & (HAS_WAITERS | HANDOFF) != 0 {
                 return false;
             }
+            // A writer held off by readers does not spin among newcomers: it queues and takes
+            // the handoff (which keeps new readers out), then waits for the readers to drain.
+            if want == Want::Exclusive && s & VAL_EXCLUSIVE == 0 && s & SHARED_MASK != 0 {
+                return false;
+            }
             if could_take(s, want) {
                 // Mutant `adaptive_spin_stale_take` (models only): take the lock by writing the
                 // word computed from the spin's load (a swap, not a CAS), overwriting whatever
@@ -134,6 +139,28 @@ impl<P: Policy> AtomicLwLock<P> {
 }
 
 impl<P: Policy> AtomicLwLock<P> {
+    /// The handoff owner, queued, spins (the same schedule) for the lock to become free and
+    /// takes it; returns whether it did. The caller dequeues itself then.
+    fn spin_for_readers(&self) -> bool {
+        let rounds = sync::spin_limit(ROUNDS);
+        for round in 1..=rounds {
+            // Relaxed: a hint; the attempt's CAS decides.
+            if self.state.load(Ordering::Relaxed) & LOCK_MASK == 0
+                && self.attempt(Want::Exclusive, true) == Attempt::Acquired
+            {
+                return true;
+            }
+            if round <= PAUSE_ROUNDS {
+                for _ in 0..(1u32 << round) {
+                    sync::spin_loop();
+                }
+            } else {
+                sync::thread::yield_now();
+            }
+        }
+        false
+    }
+
     /// The spinning policies' acquire after a failed attempt: spin; queue, re-check, sleep (with
     /// the writer's bound); when woken, re-enable wakeups, attempt, and spin again before
     /// queueing again (parking_lot's `SpinWait::reset` after a park). `LWLockAcquire`'s loop
@@ -189,6 +216,17 @@ impl<P: Policy> AtomicLwLock<P> {
                     self.shared_overflow();
                 }
                 Attempt::MustWait => {}
+            }
+            // The handoff owner behind readers: new readers are kept out, so the ones inside
+            // drain soon; spin for that before sleeping (parking_lot's writer waits for its
+            // readers the same way).
+            if token && self.spin_for_readers() {
+                if self.dequeue_self(me) {
+                    // SAFETY: a fair unlock granted us a second unit (invariant 8).
+                    unsafe { self.release(Mode::Shared) };
+                }
+                crit.end();
+                break;
             }
             self.stats.bump(Stat::Block, 1);
             slept = true;
