@@ -160,6 +160,11 @@ registry! {
         torture(v): <RawFamily<lwlock::RawTaskFairLwLock> as LockFamily>::torture(v),
         torture_all: false, torture_desc: "RawTaskFairLwLock, raw trait",
         "atomic-state LWLock, task-fair (a queued writer blocks new readers)";
+    AtomicAdaptive => "atomic-adaptive", family: [RawFamily<lwlock::RawAdaptiveLwLock>],
+        project: true, applies: All,
+        torture(v): <RawFamily<lwlock::RawAdaptiveLwLock> as LockFamily>::torture(v),
+        torture_all: false, torture_desc: "RawAdaptiveLwLock, raw trait",
+        "atomic-state LWLock, bounded adaptive spinning then the handoff bound";
     RwLock => "rwlock", family: [], project: true, applies: Never,
         torture(v): v.drop_in(lwlock::RawTaskFairLwLock::new_in), torture_all: true,
         torture_desc: "lwlock::RwLock<T> guards",

@@ -108,6 +108,7 @@ fn all(c: &mut Criterion) {
     trait_lock::<RawAtomicLwLock>(c);
     trait_lock::<RawHandoffLwLock>(c);
     trait_lock::<lwlock::RawTaskFairLwLock>(c);
+    trait_lock::<lwlock::RawAdaptiveLwLock>(c);
     trait_lock::<RawClassicLwLock>(c);
     trait_lock::<LockApiAdapter<ParkingLot>>(c);
     baselines(c);

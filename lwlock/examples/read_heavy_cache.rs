@@ -146,6 +146,7 @@ fn main() {
     let results = [
         run::<lwlock::RawTaskFairLwLock>("lwlock::RwLock (task-fair)", cfg),
         run::<lwlock::RawHandoffLwLock>("lwlock::HandoffRwLock", cfg),
+        run::<lwlock::RawAdaptiveLwLock>("RawAdaptiveLwLock", cfg),
         run::<lwlock::RawAtomicLwLock>("lwlock::BargingRwLock", cfg),
         run::<parking_lot::RawRwLock>("parking_lot::RwLock", cfg),
     ];
@@ -159,8 +160,8 @@ fn main() {
             o.name, o.writes, o.p50, o.p99, o.max, o.lookups_per_s
         );
     }
-    let pl = &results[3];
-    for o in &results[..3] {
+    let (pl, others) = results.split_last().expect("parking_lot is the last row");
+    for o in others {
         println!(
             "{}: writes {:.2}x parking_lot's, lookups {:.2}x, writer p99 {:?}",
             o.name,

@@ -29,8 +29,11 @@
 //! The lock word's bits, the table of its states, the invariants and the memory orderings are
 //! documented once, with the bits, in [`layout`] (`lwlock::layout`).
 
+mod adaptive_spin;
 mod dropin;
 pub mod layout;
+
+pub use adaptive_spin::Adaptive;
 
 use crate::elog::CritSection;
 use crate::proc::{lw_mode, lw_waiting, Proc};
@@ -54,6 +57,9 @@ pub trait Policy: Send + Sync + 'static {
     const HANDOFF: bool;
     /// How long the first exclusive waiter waits before it takes the handoff.
     const BOUND_NANOS: u64;
+    /// Whether a failed plain acquire spins (bounded, adaptive) before it queues
+    /// ([`Adaptive`]; `adaptive_spin.rs`).
+    const SPIN: bool = false;
     /// The lock's name in tests, benches and plots.
     const NAME: &'static str;
     /// The type's name in `Debug` output.
@@ -108,6 +114,9 @@ pub type RawHandoffLwLock = AtomicLwLock<Handoff>;
 /// The atomic-state LWLock, task-fair ([`TaskFair`]: a queued writer blocks new readers at
 /// once; beyond PostgreSQL). 16 bytes.
 pub type RawTaskFairLwLock = AtomicLwLock<TaskFair>;
+/// The atomic-state LWLock with bounded adaptive spinning before queueing and the [`Handoff`]
+/// bound ([`Adaptive`]; beyond PostgreSQL). 16 bytes.
+pub type RawAdaptiveLwLock = AtomicLwLock<Adaptive>;
 
 /// What an attempt asks for: the two PostgreSQL modes, and the drop-in's two more.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -654,6 +663,8 @@ unsafe impl<P: Policy> RawLwLock for AtomicLwLock<P> {
         match self.attempt_lock(mode) {
             Attempt::Acquired => true,
             Attempt::Overflow => self.shared_overflow(),
+            // Spinning policies first spin a bounded while (never under Barging).
+            Attempt::MustWait if P::SPIN => self.acquire_adaptive(Want::of(mode)),
             // The bounded policy's slow path (timed sleeps to notice the bound, the handoff)
             // lives beside PostgreSQL's, which stays as it is.
             Attempt::MustWait if P::HANDOFF => self

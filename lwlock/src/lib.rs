@@ -109,6 +109,7 @@ mod stats;
 mod wait_event;
 
 pub use atomic_state::layout;
+pub use atomic_state::{Adaptive, RawAdaptiveLwLock};
 pub use atomic_state::{
     AtomicLwLock, Barging, Handoff, Policy, RawAtomicLwLock, RawHandoffLwLock, RawTaskFairLwLock,
     TaskFair,

@@ -10,7 +10,7 @@
 //! ```
 //! (PostgreSQL 9.6–17 positions for bits 28–30, 24 and 23..0; bits 25 and 26 are this
 //! library's, beyond PostgreSQL, and stay zero unless the drop-in capabilities of
-//! `atomic_state/dropin.rs` are used or the policy is [`Handoff`] or [`TaskFair`].) The lock is
+//! `atomic_state/dropin.rs` are used or the policy is [`Handoff`], [`TaskFair`] or [`Adaptive`].) The lock is
 //! free iff `state & LOCK_MASK == 0`.
 //!
 //! | EXCLUSIVE | UPGRADABLE | shared | meaning                                                  |
@@ -23,7 +23,7 @@
 //! | 0         | 1          | 0      | impossible                                               |
 //! | 1         | 1          | any    | impossible                                               |
 //!
-//! `HANDOFF` (policies [`Handoff`] and [`TaskFair`] only) is independent of the rows above: an
+//! `HANDOFF` (policies [`Handoff`], [`TaskFair`] and [`Adaptive`] only) is independent of the rows above: an
 //! exclusive waiter that has waited longer than the bound owns it; while it is set no newcomer
 //! takes the lock (shared, upgradable or exclusive; recursive reads excepted), and the next release
 //! that frees the lock wakes the owner whatever `RELEASE_OK` says.
@@ -45,8 +45,8 @@
 //!    shared count exists only while that holder upgrades: no shared unit is added then except by
 //!    a recursive read (which needs a count above zero), and the shared release that brings the
 //!    count to zero wakes the upgrader (a futex wake on the state word).
-//! 7. (Policies [`Handoff`], [`TaskFair`].) `HANDOFF` is set only by an exclusive waiter that is on
-//!    the list, under LOCKED, moving itself to just behind the leading WAIT_UNTIL_FREE run; its
+//! 7. (Policies [`Handoff`], [`TaskFair`], [`Adaptive`].) `HANDOFF` is set only by an exclusive
+//!    waiter that is on the list (or queues itself in the same critical section), under LOCKED, moving itself to just behind the leading WAIT_UNTIL_FREE run; its
 //!    owner is then the first non-WAIT_UNTIL_FREE entry whenever it is on the list (it re-queues
 //!    there) and is the only thread whose exclusive attempt ignores the bit. The owner clears it
 //!    when it takes the lock, or when it gives up (a timed wait), then waking the waiters the bit
@@ -73,8 +73,13 @@
 //!   wait-list lock/unlock, so an update that finished before the waiter queued is seen (it
 //!   precedes the updater's own wait-list lock).
 //!
+//! * [`Adaptive`]'s spinning adds no bit and no ordering: a spinner's probe is a Relaxed load (a
+//!   hint), and it takes the lock only through the Acquire CAS of `attempt_lock`. It stops when
+//!   `HAS_WAITERS` or `HANDOFF` is set, so it never takes a lock the handoff reserves.
+//!
 //! [`Handoff`]: crate::Handoff
 //! [`TaskFair`]: crate::TaskFair
+//! [`Adaptive`]: crate::Adaptive
 
 /// Someone is (or may be) on the wait list. Never clear while the list is non-empty.
 pub const HAS_WAITERS: u32 = 1 << 30;

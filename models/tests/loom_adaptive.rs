@@ -1,0 +1,201 @@
+//! loom models of the adaptive policy (`lwlock/src/atomic_state/adaptive_spin.rs`, a variant
+//! beyond PostgreSQL): bounded spinning before queueing, a woken waiter that spins again, and the
+//! handoff bound taken from its own timed sleep.
+//!
+//! * mutual exclusion with the protected pair in loom cells, while one side spins;
+//! * no lost wakeup with a spinner, a sleeper and a releaser (three threads);
+//! * a writer behind a reader takes the handoff as it queues: no new reader gets in, and the
+//!   reader's release wakes it;
+//! * the bound firing: the writer takes `HANDOFF`, moves in front of a queued reader, is woken by
+//!   the release and goes first; the reader is not stranded.
+//!
+//! Limits. loom has no time: a timed sleep is a yield and then "the bound passed" (unless the
+//! semaphore was posted meanwhile), so the bound fires at a waiter's first sleep, and every
+//! interleaving of that moment with a waker's pass is explored; how long the bound is is not
+//! modelled. The spin phase runs with the model spin limit at 2 rounds (production: 10), which
+//! covers "spin, fail, queue" and "spin, win"; more rounds add only more failed probes of the
+//! same word. Preemption bounds are given per model (chosen so that each finishes in well under
+//! a minute on a 2-core machine); a bug that needs more preemptions is not excluded.
+#![cfg(loom)]
+
+use lwlock::layout::{HANDOFF, HAS_WAITERS};
+use lwlock::sync;
+use lwlock::{Mode, RawAdaptiveLwLock, RawLwLock};
+use models::scenarios::{self, spawn, Shared};
+
+/// The spin rounds the models allow (see the module docs).
+const MODEL_SPIN_ROUNDS: u32 = 2;
+
+fn limit_spins() {
+    sync::set_model_spin_limit(Some(MODEL_SPIN_ROUNDS));
+}
+
+/// X+X with the protected pair: one side takes the lock twice, so a release can find the other
+/// spinning or asleep; no update is lost, no unordered access to the pair.
+fn mutual_exclusion() {
+    limit_spins();
+    scenarios::exclusive_exclusive::<RawAdaptiveLwLock>(2, 2);
+}
+
+models::loom_model! {
+    /// Mutual exclusion under spinning: the pair is never written concurrently, nothing is lost.
+    adaptive_mutual_exclusion, threads: 2, bound: Some(6), mutual_exclusion
+}
+
+/// A holder, a spinner and a sleeper: the main thread holds the lock while two writers arrive;
+/// whichever spins out first queues and sleeps, the other may still be spinning when the holder
+/// releases. Every writer gets in (a lost wakeup is a loom deadlock).
+fn spinner_sleeper_releaser() {
+    limit_spins();
+    let s = Shared::<RawAdaptiveLwLock>::new();
+    s.lock.acquire(Mode::Exclusive);
+    let a = spawn(&s, |s| s.update());
+    let b = spawn(&s, |s| s.update());
+    s.bump();
+    // SAFETY: held exclusively.
+    unsafe { s.lock.release(Mode::Exclusive) };
+    a.join().unwrap();
+    b.join().unwrap();
+    assert_eq!(s.value(), 3, "an update was lost");
+    s.assert_quiescent();
+}
+
+models::loom_model! {
+    /// No lost wakeup: spinner + sleeper + releaser; both writers get the lock.
+    adaptive_no_lost_wakeup, threads: 3, bound: Some(2), spinner_sleeper_releaser
+}
+
+/// The bound fires: the main thread holds the lock exclusively; a reader queues, then a writer
+/// arrives, and its first sleep passes its bound (loom), so it takes `HANDOFF` and moves in front
+/// of the reader. The release wakes the writer, which goes first (the reader sees its update);
+/// the writer's release wakes the reader, which is not stranded.
+fn bound_fires_handoff() {
+    limit_spins();
+    let s = Shared::<RawAdaptiveLwLock>::new();
+    s.lock.acquire(Mode::Exclusive);
+    let r = spawn(&s, |s| s.read());
+    while s.lock.state() & HAS_WAITERS == 0 {
+        sync::spin_loop();
+    }
+    let w = spawn(&s, |s| s.update());
+    while s.lock.state() & HANDOFF == 0 {
+        sync::spin_loop();
+    }
+    s.bump();
+    // SAFETY: held exclusively.
+    unsafe { s.lock.release(Mode::Exclusive) };
+    w.join().unwrap();
+    let seen = r.join().unwrap();
+    assert_eq!(
+        seen, 2,
+        "a reader overtook the writer that owned the handoff"
+    );
+    assert_eq!(s.value(), 2);
+    assert_eq!(
+        s.lock.state() & HANDOFF,
+        0,
+        "the handoff outlived its owner's acquire"
+    );
+    s.assert_quiescent();
+}
+
+models::loom_model! {
+    /// The bound fires: the writer owning HANDOFF goes first and the reader is not stranded.
+    adaptive_bound_handoff, threads: 3, bound: Some(1), bound_fires_handoff
+}
+
+/// A writer held off by a reader takes the handoff as it queues: a new reader then stays out,
+/// and the reader's release wakes the writer.
+fn writer_behind_reader() {
+    limit_spins();
+    let s = Shared::<RawAdaptiveLwLock>::new();
+    s.lock.acquire(Mode::Shared);
+    let w = spawn(&s, |s| s.update());
+    while s.lock.state() & HANDOFF == 0 {
+        sync::spin_loop();
+    }
+    assert!(
+        !s.lock.conditional_acquire(Mode::Shared),
+        "a new reader overtook a writer queued behind readers"
+    );
+    // SAFETY: held shared.
+    unsafe { s.lock.release(Mode::Shared) };
+    w.join().unwrap();
+    assert_eq!(s.read(), 1);
+    assert_eq!(
+        s.lock.state() & HANDOFF,
+        0,
+        "the handoff outlived its owner's acquire"
+    );
+    s.assert_quiescent();
+}
+
+models::loom_model! {
+    /// A writer behind readers owns the handoff from its queueing, and the last reader wakes it.
+    adaptive_writer_behind_readers, threads: 2, bound: Some(4), writer_behind_reader
+}
+
+#[cfg(lwlock_mutant = "runtime")]
+mod mutants {
+    use models::mutants::{expect_caught, Failure};
+    use std::time::Duration;
+
+    const T: Duration = Duration::from_secs(120);
+
+    /// A spinner that reports a lost CAS race as a win writes the pair beside the holder.
+    #[test]
+    fn mutant_adaptive_spin_claims_lost_race() {
+        expect_caught(
+            "adaptive_mutual_exclusion",
+            "adaptive_spin_claims_lost_race",
+            Failure::Race,
+            T,
+        );
+    }
+
+    /// A spinner that takes the lock by writing a stale word erases what changed since its load
+    /// (another writer's hold: two writers inside).
+    #[test]
+    fn mutant_adaptive_spin_stale_take() {
+        expect_caught(
+            "adaptive_no_lost_wakeup",
+            "adaptive_spin_stale_take",
+            Failure::Race,
+            T,
+        );
+    }
+
+    /// A woken waiter that never re-enables wakeups leaves the next sleeper asleep.
+    #[test]
+    fn mutant_adaptive_no_release_ok_reset() {
+        expect_caught(
+            "adaptive_no_lost_wakeup",
+            "adaptive_no_release_ok_reset",
+            Failure::Deadlock,
+            T,
+        );
+    }
+
+    /// A writer that takes the handoff without HAS_WAITERS is not woken by the readers' release.
+    #[test]
+    fn mutant_adaptive_handoff_without_waiters_bit() {
+        expect_caught(
+            "adaptive_writer_behind_readers",
+            "adaptive_handoff_without_waiters_bit",
+            Failure::Deadlock,
+            T,
+        );
+    }
+
+    /// A writer that sets HANDOFF without moving to the front is not the one the release wakes:
+    /// the woken reader fails on the bit and queues again, and nobody wakes the writer.
+    #[test]
+    fn mutant_adaptive_handoff_in_place() {
+        expect_caught(
+            "adaptive_bound_handoff",
+            "adaptive_handoff_in_place",
+            Failure::Deadlock,
+            T,
+        );
+    }
+}
