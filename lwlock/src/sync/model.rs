@@ -49,8 +49,12 @@
 //! `futex_hb_waiters_pending` (B), so either the compare sees the waker's store or the waker sees
 //! the waiter. The checkers run one thread at a time and switch only at their own operations, so
 //! the emulation's compare, its registration on the sleepers' list (host data, not a checker
-//! object: it orders nothing) and its park form one step, and so do a wake's read of the list
-//! and its unparks.
+//! object: it orders nothing) and its park form one step. Under loom a wake's read of the list
+//! and its unparks are one step too; shuttle's `unpark` begins with a switch, so there another
+//! thread may run between the wake's removal of a sleeper from the list and its unpark. That
+//! loses nothing: the sleeper is off the list, so it either still sleeps (the unpark follows) or
+//! returns from a spurious park, sees it is off the list and leaves, and the late unpark leaves
+//! a token that its next park absorbs.
 //!
 //! Residuals, each a strengthening the checker's primitives make unavoidable, none an edge:
 //! * The compare reads the *newest* value of the word (a `compare_exchange` that fails, Relaxed,
