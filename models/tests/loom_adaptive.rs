@@ -18,8 +18,9 @@
 //! interleaving of that moment with a waker's pass is explored; how long the bound is is not
 //! modelled. The spin phase runs with the model spin limit at 2 rounds (production: 10) in the
 //! mutual-exclusion model, which covers "spin, fail, queue" and "spin, win"; more rounds add only
-//! more failed probes of the same word. The other models use limit 0 (one probe, then queue), so
-//! that a waiter that has finished spinning and sleeps is within their preemption bounds. Preemption bounds are given per model (chosen so that each finishes in well under
+//! more failed probes of the same word. The no-lost-wakeup and late-writers models use limit 0
+//! (one probe, then queue), so that a waiter that has finished spinning and sleeps is within their
+//! preemption bounds; the two handoff models with one writer keep 2. Preemption bounds are given per model (chosen so that each finishes in well under
 //! a minute on a 2-core machine); a bug that needs more preemptions is not excluded.
 #![cfg(loom)]
 
