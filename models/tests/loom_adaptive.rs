@@ -7,14 +7,20 @@
 //! * a writer behind a reader takes the handoff as it queues: no new reader gets in, and the
 //!   reader's release wakes it;
 //! * the bound firing: the writer takes `HANDOFF`, moves in front of a queued reader, is woken by
-//!   the release and goes first; the reader is not stranded.
+//!   the release and goes first; the reader is not stranded;
+//! * the handoff rule with two writers whose bounds pass behind a holder: the later writer never
+//!   takes the bit past the earlier one, and the one left without the bit is woken, not stranded.
+//!   (The rule bounds a late writer's wait; loom checks only this order and that nobody is
+//!   stranded, not the bound itself, and not a woken late writer re-queueing at the front.)
 //!
 //! Limits. loom has no time: a timed sleep is a yield and then "the bound passed" (unless the
 //! semaphore was posted meanwhile), so the bound fires at a waiter's first sleep, and every
 //! interleaving of that moment with a waker's pass is explored; how long the bound is is not
-//! modelled. The spin phase runs with the model spin limit at 2 rounds (production: 10), which
-//! covers "spin, fail, queue" and "spin, win"; more rounds add only more failed probes of the
-//! same word. Preemption bounds are given per model (chosen so that each finishes in well under
+//! modelled. The spin phase runs with the model spin limit at 2 rounds (production: 10) in the
+//! mutual-exclusion model, which covers "spin, fail, queue" and "spin, win"; more rounds add only
+//! more failed probes of the same word. The no-lost-wakeup and late-writers models use limit 0
+//! (one probe, then queue), so that a waiter that has finished spinning and sleeps is within their
+//! preemption bounds; the two handoff models with one writer keep 2. Preemption bounds are given per model (chosen so that each finishes in well under
 //! a minute on a 2-core machine); a bug that needs more preemptions is not excluded.
 #![cfg(loom)]
 
@@ -30,6 +36,13 @@ fn limit_spins() {
     sync::set_model_spin_limit(Some(MODEL_SPIN_ROUNDS));
 }
 
+/// One probe of the word, then queue: the spinner-vs-sleeper model needs a waiter that has
+/// finished spinning and sleeps when the release comes, which more rounds make harder to reach
+/// within the preemption bound.
+fn one_probe() {
+    sync::set_model_spin_limit(Some(0));
+}
+
 /// X+X with the protected pair: one side takes the lock twice, so a release can find the other
 /// spinning or asleep; no update is lost, no unordered access to the pair.
 fn mutual_exclusion() {
@@ -43,10 +56,10 @@ models::loom_model! {
 }
 
 /// A holder, a spinner and a sleeper: the main thread holds the lock while two writers arrive;
-/// whichever spins out first queues and sleeps, the other may still be spinning when the holder
-/// releases. Every writer gets in (a lost wakeup is a loom deadlock).
+/// each probes the word once (model spin limit 0) and queues and sleeps, or is still probing when
+/// the holder releases. Every writer gets in (a lost wakeup is a loom deadlock).
 fn spinner_sleeper_releaser() {
-    limit_spins();
+    one_probe();
     let s = Shared::<RawAdaptiveLwLock>::new();
     s.lock.acquire(Mode::Exclusive);
     let a = spawn(&s, |s| s.update());
@@ -135,6 +148,53 @@ models::loom_model! {
     adaptive_writer_behind_readers, threads: 2, bound: Some(4), writer_behind_reader
 }
 
+/// Two writers whose bounds pass, and a holder: the main thread holds the lock exclusively;
+/// writer A queues, then writer B arrives (after A is on the list) and queues behind it. Both
+/// bounds pass at their first sleep (loom), in either order; B's must not take the handoff past
+/// A (the rule: no handoff ahead of a queued exclusive waiter). The main thread releases once
+/// the bit is taken: A goes first, and B, whose bound passed without the bit, is woken by A's
+/// release, not stranded.
+/// One exclusive section that returns the pair's value after its own update.
+fn update_seen(s: &Shared<RawAdaptiveLwLock>) -> u64 {
+    s.lock.acquire(Mode::Exclusive);
+    s.bump();
+    // SAFETY: held exclusively, taken above.
+    let (seen, _) = unsafe { s.data.read(|d| *d) };
+    // SAFETY: held exclusively, taken above.
+    unsafe { s.lock.release(Mode::Exclusive) };
+    seen
+}
+
+fn late_writers_keep_order() {
+    one_probe();
+    let s = Shared::<RawAdaptiveLwLock>::new();
+    s.lock.acquire(Mode::Exclusive);
+    let a = spawn(&s, update_seen);
+    while s.lock.state() & HAS_WAITERS == 0 {
+        sync::spin_loop();
+    }
+    let b = spawn(&s, update_seen);
+    while s.lock.state() & HANDOFF == 0 {
+        sync::spin_loop();
+    }
+    s.bump();
+    // SAFETY: held exclusively.
+    unsafe { s.lock.release(Mode::Exclusive) };
+    let seen_a = a.join().unwrap();
+    let seen_b = b.join().unwrap();
+    assert!(
+        seen_a < seen_b,
+        "a writer whose bound passed later took the handoff past one queued earlier (A saw {seen_a}, B {seen_b})"
+    );
+    assert_eq!(s.value(), 3);
+    s.assert_quiescent();
+}
+
+models::loom_model! {
+    /// The handoff rule: a later writer's bound never puts it ahead of an earlier queued writer.
+    adaptive_late_writers_order, threads: 3, bound: Some(1), late_writers_keep_order
+}
+
 #[cfg(lwlock_mutant = "runtime")]
 mod mutants {
     use models::mutants::{expect_caught, Failure};
@@ -154,11 +214,11 @@ mod mutants {
     }
 
     /// A spinner that takes the lock by writing a stale word erases what changed since its load
-    /// (another writer's hold: two writers inside).
+    /// (another writer's hold: two writers inside). The spinning model (two rounds) reaches it.
     #[test]
     fn mutant_adaptive_spin_stale_take() {
         expect_caught(
-            "adaptive_no_lost_wakeup",
+            "adaptive_mutual_exclusion",
             "adaptive_spin_stale_take",
             Failure::Race,
             T,
@@ -183,6 +243,20 @@ mod mutants {
             "adaptive_writer_behind_readers",
             "adaptive_handoff_without_waiters_bit",
             Failure::Deadlock,
+            T,
+        );
+    }
+
+    /// A writer whose bound passes takes the handoff past a writer queued ahead of it: the later
+    /// writer goes first.
+    #[test]
+    fn mutant_adaptive_handoff_past_writer() {
+        expect_caught(
+            "adaptive_late_writers_order",
+            "adaptive_handoff_past_writer",
+            Failure::Assertion(
+                "a writer whose bound passed later took the handoff past one queued earlier",
+            ),
             T,
         );
     }

@@ -16,26 +16,44 @@
 //!   pass only when `HAS_WAITERS` is set).
 //!
 //! # What a thread does when the lock is held
-//! * **Spin first**, only while spinning can pay off and never past the starvation bound: the
-//!   word must show `HAS_WAITERS` and `HANDOFF` clear (nobody sleeps on the list, parking_lot's
-//!   `PARKED_BIT` rule; no handoff pending). A writer spins only behind a *writer*: behind
-//!   readers it queues at once (below). Each round re-reads the word with a plain load (no RMW,
-//!   so spinners do not bounce the line while the holder runs) and attempts the lock only when
-//!   the load shows it could succeed.
+//! * **Spin first**, only while spinning can pay off: the word must show `HAS_WAITERS` and
+//!   `HANDOFF` clear (nobody sleeps on the list, parking_lot's `PARKED_BIT` rule; no handoff
+//!   pending). A writer spins only behind a *writer*: behind readers it queues at once (below).
+//!   Each round re-reads the word with a plain load (no RMW, so spinners do not bounce the line
+//!   while the holder runs) and attempts the lock only when the load shows it could succeed. The
+//!   spin does not look at the starvation bound: it is at most 10 rounds (3 of PAUSEs, 7 yields).
 //! * **A writer held off by readers** queues with `HANDOFF` taken in the same RMW that sets
-//!   `HAS_WAITERS` (as [`TaskFair`]'s writer, but only behind readers): new readers queue behind
-//!   it, so the readers inside drain; it spins for that (the PAUSE rounds only: a yield would
-//!   hand the CPU to a reader for a slice), and sleeps only if they have not left by then. parking_lot's writer bit does the same.
+//!   `HAS_WAITERS` (as [`TaskFair`]'s writer, but only behind readers, and only if no exclusive
+//!   waiter is queued: the rule below): new readers queue behind it, so the readers inside
+//!   drain; it spins for that (the PAUSE rounds only: a yield would hand the CPU to a reader for
+//!   a slice), and sleeps only if they have not left by then. parking_lot's writer bit does the
+//!   same. If an exclusive waiter is queued, it queues at the tail as below.
 //! * **A writer held off by a writer, and a reader held off by a writer**, queue at the tail and
-//!   sleep. A release wakes one waiter (the head writer, or the run of shared waiters), which
-//!   competes with newcomers (barging, as PostgreSQL's); when it loses it **spins again** before
-//!   queueing again (parking_lot's `SpinWait::reset` after a park) and re-queues at the tail.
-//! * **Starvation bound**: a queued writer sleeps with a deadline 250 µs after its first failed
-//!   attempt; when it passes and the writer is still queued it takes `HANDOFF` and moves to the
-//!   front (invariant 7): no newcomer (reader, writer, spinner) gets in, and the release that
-//!   frees the lock wakes it. If another writer owns the bit, it sleeps on until woken and tries
-//!   again at its next sleep (the bound has passed), so at most one owner at a time and no timed
-//!   retry loop on the wait-list lock. Readers wait at most for the writers ahead of them.
+//!   sleep. A release wakes one waiter (the head writer, or the shared waiters), which competes
+//!   with newcomers (barging, as PostgreSQL's) with one attempt; when it loses it queues again
+//!   (at the tail, except a writer past its bound: below). Its spin phase runs again first, but
+//!   returns at once while `HAS_WAITERS` is set, i.e. whenever others are still queued.
+//! * **Starvation bound (writers)**: a queued writer sleeps with a deadline 250 µs after its
+//!   first failed attempt. When it passes and the writer is still queued, it takes `HANDOFF` and
+//!   moves to the front (invariant 7), **unless another waiter owns the bit or an exclusive
+//!   waiter is queued ahead of it**; then it sleeps on, untimed, until a wake pass picks it. A
+//!   writer past its bound that is woken and loses re-queues at the front, taking `HANDOFF` if
+//!   nobody owns it, else right behind the owner (the first waiter past the leading
+//!   WAIT_UNTIL_FREE run). The rule: *nobody takes the handoff, or the front, ahead of a queued
+//!   writer* (the owner aside, and a woken late writer, which was ahead of it already). So once
+//!   writer A's bound has passed, the waiters ahead of A are only ever fewer: each wake pass
+//!   takes the head writer or the shared waiters off the list; a woken reader that loses goes to
+//!   the tail; a woken writer that loses and is past its bound comes back in front of A but takes
+//!   the bit (at the latest at its second wakeup) and then the lock at the next free moment; at
+//!   most one owner of the bit at a time goes first. When A is the first waiter it takes the bit
+//!   at its next wakeup at the latest, and from then no newcomer (reader, writer, spinner) gets
+//!   in and the release that frees the lock wakes it. A's wait past its bound is therefore
+//!   bounded by the lock holds of the waiters queued ahead of it (about three wake passes each)
+//!   plus one barging holder per wake pass, not by a time. Not covered: timed, recursive and
+//!   upgradable acquires (the [`Handoff`] path below) take the bit without this rule.
+//! * **Readers have no bound**: a reader waits for the writers queued ahead of it, for any
+//!   writer that takes the handoff in front of it (as it queues behind readers, or at its
+//!   bound), and for bargers when woken; a reader that loses re-queues at the tail.
 //!
 //! # What it costs on the word
 //! No new bit and no new RMW on the fast paths: the acquire is the parent's one CAS and the
@@ -53,6 +71,7 @@ use super::layout::{
 use super::{take_granted, AtomicLwLock, Attempt, Policy, Want};
 use crate::elog::CritSection;
 use crate::proc::{lw_mode, lw_waiting, Proc};
+use crate::proclist::ProcList;
 use crate::raw::{Mode, RawLwLock};
 use crate::stats::Stat;
 use crate::sync::{self, Ordering};
@@ -62,7 +81,8 @@ use crate::wait_event::{Tranche, WaitEvent};
 enum Bound {
     /// We own [`HANDOFF`] now.
     Taken,
-    /// Another waiter owns it: look again after the next wakeup.
+    /// Another waiter owns it, or an exclusive waiter is queued ahead of us (the rule in the
+    /// module docs): sleep until woken; the woken writer re-queues at the front.
     Other,
     /// A waker already detached us: its post is coming.
     Detached,
@@ -72,13 +92,15 @@ enum Bound {
 /// a 250 µs handoff bound ([`RawAdaptiveLwLock`](super::RawAdaptiveLwLock); beyond PostgreSQL).
 /// What each thread does when the lock is held: the module docs of `adaptive_spin.rs`.
 ///
-/// * A writer behind a writer spins (about 10 rounds, while nobody is queued), then queues and
-///   sleeps; woken, it competes with newcomers and spins again if it loses.
-/// * A writer behind readers queues at once with the handoff bit (new readers wait behind it)
-///   and spins for the readers to drain before it sleeps.
-/// * A reader behind a writer spins the same way, then queues.
+/// * A writer behind a writer spins (at most 10 rounds, while nobody is queued), then queues
+///   and sleeps; woken, it makes one attempt against newcomers and re-queues if it loses.
+/// * A writer behind readers queues at once with the handoff bit (new readers wait behind it;
+///   not if an exclusive waiter is queued) and spins for the readers to drain before it sleeps.
+/// * A reader behind a writer spins the same way, then queues. Readers have no bound.
 /// * Starvation bound: a writer still queued 250 µs after its first failed attempt takes the
-///   handoff bit; from then no newcomer gets in and the release that frees the lock wakes it.
+///   handoff bit unless another owns it or a writer is queued ahead of it; nobody takes the bit
+///   or the front ahead of a queued writer, so its wait past the bound is bounded by the waiters
+///   ahead of it (module docs).
 #[derive(Debug)]
 pub enum Adaptive {}
 
@@ -188,8 +210,9 @@ impl<P: Policy> AtomicLwLock<P> {
     }
 
     /// The spinning policies' acquire after a failed attempt: spin; queue, re-check, sleep (with
-    /// the writer's bound); when woken, re-enable wakeups, attempt, and spin again before
-    /// queueing again (parking_lot's `SpinWait::reset` after a park). `LWLockAcquire`'s loop
+    /// the writer's bound); when woken, re-enable wakeups, attempt, and run the spin phase again
+    /// before queueing again (parking_lot's `SpinWait::reset` after a park; it returns at once
+    /// while others are queued). `LWLockAcquire`'s loop
     /// with a spin phase in front of each queueing (PostgreSQL has none) and the handoff of
     /// [`Handoff`](super::Handoff) at the bound. Returns whether it got the lock without
     /// sleeping.
@@ -206,6 +229,9 @@ impl<P: Policy> AtomicLwLock<P> {
         let mut bound =
             (want == Want::Exclusive).then(|| sync::clock_nanos().saturating_add(P::BOUND_NANOS));
         let mut token = false;
+        // Our bound has passed in a sleep (the rule in the module docs: woken, we re-queue at
+        // the front, not the tail).
+        let mut late = false;
         let mut slept = false;
         let mut extra = 0;
         let event = WaitEvent::lwlock(Tranche::from_id(self.tranche));
@@ -219,7 +245,7 @@ impl<P: Policy> AtomicLwLock<P> {
                 // A writer held off by readers takes the handoff as it queues (task-fair
                 // against readers, as parking_lot's writer bit); one held off by a writer
                 // queues to barge (eventual fairness at the bound).
-                token = self.queue_self_writer(me);
+                token = self.queue_self_writer(me, late);
             } else {
                 self.queue_self_at(me, wait_mode, token);
             }
@@ -257,7 +283,7 @@ impl<P: Policy> AtomicLwLock<P> {
             self.stats.bump(Stat::Block, 1);
             slept = true;
             me.report_wait_start(event);
-            let held = self.sleep_bounded(me, &mut bound, &mut token, &mut extra);
+            let held = self.sleep_bounded(me, &mut bound, &mut token, &mut late, &mut extra);
             me.report_wait_end();
             crit.end();
             if held {
@@ -284,13 +310,15 @@ impl<P: Policy> AtomicLwLock<P> {
 
     /// Sleeps on our queued record until a waker sets NOT_WAITING (returns `false`: compete
     /// again) or the lock is ours (`true`: a fair unlock granted it, or our own attempt after
-    /// taking the handoff got it and we are off the list). When `bound` passes first, takes the
-    /// handoff ([`HANDOFF`], invariant 7) and sleeps on without a bound.
+    /// taking the handoff got it and we are off the list). When `bound` passes first, sets
+    /// `late`, takes the handoff ([`HANDOFF`], invariant 7) if the rule allows, and sleeps on
+    /// without a bound.
     fn sleep_bounded(
         &self,
         me: &Proc,
         bound: &mut Option<u64>,
         token: &mut bool,
+        late: &mut bool,
         extra: &mut u32,
     ) -> bool {
         // False once a waker is known to have chosen us (its post is coming).
@@ -312,6 +340,7 @@ impl<P: Policy> AtomicLwLock<P> {
                 *extra += 1; // a post meant for another protocol
                 continue;
             }
+            *late = true;
             match self.take_handoff_at_bound(me) {
                 Bound::Taken => {
                     *token = true;
@@ -323,21 +352,25 @@ impl<P: Policy> AtomicLwLock<P> {
                         return true;
                     }
                 }
-                // Another writer owns the bit: sleep on untimed. The owner's acquire and release
-                // wake the queue in turn; our bound has passed, so the next sleep after a wakeup
-                // tries again at once. (No timed retry loop on the wait-list lock.)
+                // Another writer owns the bit or is queued ahead of us: sleep on untimed. Nobody
+                // behind us can take the bit or move in front of us now, so the wake passes reach
+                // us; woken, we re-queue at the front (`late`). (No timed retry loop on the
+                // wait-list lock.)
                 Bound::Other => bound_live = false,
                 Bound::Detached => bound_live = false,
             }
         }
     }
 
-    /// `LWLockQueueSelf` for a writer: if the lock is held shared only and nobody owns the
-    /// handoff, take [`HANDOFF`] in the same critical section and the same RMW that sets
-    /// `HAS_WAITERS`, queued behind the leading WAIT_UNTIL_FREE run (invariant 7; what the
-    /// [`TaskFair`](super::TaskFair) writer does whatever holds the lock). Otherwise queue at the
-    /// tail. Returns whether we own the handoff.
-    fn queue_self_writer(&self, me: &Proc) -> bool {
+    /// `LWLockQueueSelf` for a writer. `late`: our bound has passed and we were woken (the
+    /// first waiter of a wake pass): take [`HANDOFF`] and queue behind the leading
+    /// WAIT_UNTIL_FREE run if nobody owns the bit, else queue right behind its owner (the first
+    /// waiter past that run). Otherwise, if the lock is held shared only,
+    /// nobody owns the handoff and no exclusive waiter is queued (the rule in the module docs),
+    /// take the bit and the front the same way (what the [`TaskFair`](super::TaskFair) writer
+    /// does whatever holds the lock); else queue at the tail. The bit is set in the same RMW that
+    /// sets `HAS_WAITERS` (invariant 7). Returns whether we own the handoff.
+    fn queue_self_writer(&self, me: &Proc, late: bool) -> bool {
         assert_eq!(
             me.lw_waiting.load(Ordering::Relaxed),
             lw_waiting::NOT_WAITING,
@@ -345,7 +378,12 @@ impl<P: Policy> AtomicLwLock<P> {
         );
         self.wait_list_lock();
         let s = self.state.load(Ordering::Relaxed);
-        let take = s & VAL_EXCLUSIVE == 0 && s & SHARED_MASK != 0 && s & HANDOFF == 0;
+        let take = s & HANDOFF == 0
+            && (late
+                || (s & VAL_EXCLUSIVE == 0
+                    && s & SHARED_MASK != 0
+                    // SAFETY: LOCKED is held.
+                    && !unsafe { self.with_waiters(|l| exclusive_ahead(l, None)) }));
         // Relaxed: as HAS_WAITERS in `queue_self`; only the word's modification order matters
         // (a release whose fetch_sub follows this RMW sees both bits and wakes; one before it
         // left the lock as our re-check finds it).
@@ -364,6 +402,10 @@ impl<P: Policy> AtomicLwLock<P> {
             self.with_waiters(|l| {
                 if take {
                     l.push_after_wait_until_free(me)
+                } else if late {
+                    // The bit is another's: its owner is the first waiter past the run (nobody
+                    // is put in front of it), or off the list and re-queueing at the front.
+                    push_behind_first_waiter(l, me)
                 } else {
                     l.push_tail(me)
                 }
@@ -373,14 +415,22 @@ impl<P: Policy> AtomicLwLock<P> {
         take
     }
 
-    /// The bound passed: if we are still queued and nobody owns the handoff, move behind the
-    /// leading WAIT_UNTIL_FREE run and set [`HANDOFF`] (invariant 7; the same step as the
-    /// [`Handoff`](super::Handoff) policy's timed path).
+    /// The bound passed: if we are still queued, nobody owns the handoff and no exclusive waiter
+    /// is queued ahead of us (the rule in the module docs), move behind the leading
+    /// WAIT_UNTIL_FREE run and set [`HANDOFF`] (invariant 7; the [`Handoff`](super::Handoff)
+    /// policy's timed step plus the rule).
     fn take_handoff_at_bound(&self, me: &Proc) -> Bound {
         self.wait_list_lock();
         let found = if me.lw_waiting.load(Ordering::Relaxed) != lw_waiting::WAITING {
             Bound::Detached
-        } else if self.state.load(Ordering::Relaxed) & HANDOFF != 0 {
+        } else if self.state.load(Ordering::Relaxed) & HANDOFF != 0
+            // Mutant `adaptive_handoff_past_writer` (models only): take the bit and the front
+            // past an exclusive waiter queued ahead of us (a writer whose bound passed later
+            // overtakes one queued earlier, without limit).
+            || (!crate::mutant!("adaptive_handoff_past_writer")
+                // SAFETY: LOCKED is held.
+                && unsafe { self.with_waiters(|l| exclusive_ahead(l, Some(me))) })
+        {
             Bound::Other
         } else {
             // Mutant `adaptive_handoff_in_place` (models only): set the bit without moving to
@@ -403,6 +453,43 @@ impl<P: Policy> AtomicLwLock<P> {
         self.wait_list_unlock();
         found
     }
+}
+
+/// Puts `me` behind the first waiter of `l` that is not WAIT_UNTIL_FREE (and the WAIT_UNTIL_FREE
+/// entries around it); at the tail if there is none. Called under LOCKED.
+fn push_behind_first_waiter(l: &mut ProcList, me: &Proc) {
+    let mut run = ProcList::EMPTY;
+    let mut passed_one = false;
+    while let Some(w) = l.first() {
+        if w.lw_mode.load(Ordering::Relaxed) != lw_mode::WAIT_UNTIL_FREE {
+            if passed_one {
+                break;
+            }
+            passed_one = true;
+        }
+        l.delete(w);
+        run.push_head(w); // reversed
+    }
+    l.push_head(me);
+    while let Some(w) = run.pop_head() {
+        l.push_head(w); // reversed again: the original order
+    }
+}
+
+/// Whether an exclusive waiter is queued in `l` ahead of `me` (anywhere, for `None`). Called
+/// under LOCKED (the list's lock).
+fn exclusive_ahead(l: &ProcList, me: Option<&Proc>) -> bool {
+    let mut cur = l.first();
+    while let Some(w) = cur {
+        if me.is_some_and(|m| std::ptr::eq(m, w)) {
+            return false;
+        }
+        if w.lw_mode.load(Ordering::Relaxed) == lw_mode::EXCLUSIVE {
+            return true;
+        }
+        cur = ProcList::next_of(w);
+    }
+    false
 }
 
 #[cfg(all(test, not(any(loom, shuttle))))]
@@ -490,8 +577,56 @@ mod tests {
         assert_eq!(l.state() & (HAS_WAITERS | LOCK_MASK | HANDOFF), 0);
     }
 
+    /// Writers past their bound and readers mixed, with sections long enough that bounds pass
+    /// (the re-queue at the front, behind an owner, the rule's scans): every section runs, no
+    /// update is lost and the word ends clean.
     #[test]
-    fn the_bound_fires_and_new_readers_queue() {
+    fn late_writers_and_readers_all_finish() {
+        // Watchdog: a hang (a stranded waiter) aborts with a message instead of hanging the run.
+        let (done, watch) = std::sync::mpsc::channel::<()>();
+        std::thread::spawn(move || {
+            if watch.recv_timeout(std::time::Duration::from_secs(60))
+                == Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+            {
+                eprintln!("late_writers_and_readers_all_finish: no progress in 60 s, aborting");
+                std::process::abort();
+            }
+        });
+        let l = Arc::new(RawAdaptiveLwLock::new());
+        let count = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let threads: Vec<_> = (0..6)
+            .map(|i| {
+                let (l, count) = (l.clone(), count.clone());
+                std::thread::spawn(move || {
+                    for _ in 0..200 {
+                        if i % 3 == 2 {
+                            l.acquire(Mode::Shared);
+                            std::thread::sleep(std::time::Duration::from_micros(50));
+                            // SAFETY: held shared.
+                            unsafe { l.release(Mode::Shared) };
+                        } else {
+                            l.acquire(Mode::Exclusive);
+                            // Not an RMW: a second writer inside would lose updates.
+                            let v = count.load(std::sync::atomic::Ordering::Relaxed);
+                            std::thread::sleep(std::time::Duration::from_micros(300));
+                            count.store(v + 1, std::sync::atomic::Ordering::Relaxed);
+                            // SAFETY: held exclusively.
+                            unsafe { l.release(Mode::Exclusive) };
+                        }
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(count.load(std::sync::atomic::Ordering::Relaxed), 4 * 200);
+        drop(done);
+        assert_eq!(l.state() & (HAS_WAITERS | LOCK_MASK | HANDOFF), 0);
+    }
+
+    #[test]
+    fn a_writer_behind_a_reader_takes_the_handoff_and_new_readers_queue() {
         let l = Arc::new(RawAdaptiveLwLock::new());
         l.acquire(Mode::Shared);
         let l2 = l.clone();
@@ -500,7 +635,8 @@ mod tests {
             // SAFETY: held exclusively.
             unsafe { l2.release(Mode::Exclusive) };
         });
-        // The writer spins, queues, and after its bound (250 µs) takes the handoff.
+        // The writer is held off by a reader: it queues with the handoff at once (no exclusive
+        // waiter is queued), without waiting for its bound.
         let t0 = std::time::Instant::now();
         while l.state() & HANDOFF == 0 {
             assert!(
