@@ -85,6 +85,7 @@ loom_atomic::var_requeue3 26
 loom_atomic::var_wake_bound3 24
 loom_flexlock::flex_leader_repush3 36
 loom_mutex_condvar::notify_one_racing_wait 29
+loom_adaptive::adaptive_late_writers_order 121
 loom_adaptive::adaptive_writer_behind_readers 42
 loom_fair::fair_exclusive_no_barging 24
 loom_adaptive::adaptive_bound_handoff 20
