@@ -48,3 +48,43 @@ fn a_panicking_condition_leaves_mutex_and_condvar_usable() {
     assert!(res.timed_out());
     assert_eq!(*g, 1);
 }
+
+/// The same after a timeout: `wait_while_for` checks the condition once more after a timed-out
+/// wait (with the mutex held again and the waiter no longer counted), and a panic in that check
+/// unwinds through the guard, leaving the mutex free and no waiter counted.
+#[test]
+fn a_condition_panicking_in_the_recheck_after_a_timeout_leaves_both_usable() {
+    let _dog = common::Watchdog::new("condvar unwind after timeout", Duration::from_secs(60));
+    let pair = (Mutex::new(0u32), Condvar::new());
+    let mut calls = 0;
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        let mut g = pair.0.lock();
+        pair.1.wait_while_for(
+            &mut g,
+            |_| {
+                calls += 1;
+                // First check: keep waiting; the re-check after the timeout panics.
+                assert!(calls < 2, "condition panicked on purpose");
+                true
+            },
+            Duration::from_millis(2),
+        );
+    }));
+    assert!(r.is_err(), "the re-check's panic reached the caller");
+    assert!(
+        calls >= 2,
+        "the condition was checked again after the timeout"
+    );
+    assert!(
+        !pair.0.is_locked(),
+        "the unwinding guard released the mutex"
+    );
+    assert!(!pair.1.notify_one(), "no waiter is left counted");
+    *pair.0.lock() += 1;
+    let mut g = pair.0.lock();
+    assert!(pair
+        .1
+        .wait_for(&mut g, Duration::from_millis(1))
+        .timed_out());
+    assert_eq!(*g, 1);
+}
