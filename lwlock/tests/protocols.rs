@@ -193,7 +193,17 @@ fn sleeping_waiter_is_sampled_classic() {
 
 #[test]
 fn drop_in_read_overflow_panics() {
-    let l = lwlock::RwLock::new(0u8);
+    read_overflow_panics(lwlock::RwLock::new(0u8));
+}
+
+/// The adaptive policy's shared acquire reaches the same overflow check (its spin runs only
+/// after a failed attempt): the same panic, and the lock usable after it.
+#[test]
+fn adaptive_read_overflow_panics() {
+    read_overflow_panics(lock_api::RwLock::<lwlock::RawAdaptiveLwLock, u8>::new(0u8));
+}
+
+fn read_overflow_panics<R: lock_api::RawRwLock>(l: lock_api::RwLock<R, u8>) {
     let mut guards = Vec::with_capacity(lwlock::layout::MAX_SHARED as usize);
     for _ in 0..lwlock::layout::MAX_SHARED {
         guards.push(l.try_read().expect("below the limit"));
