@@ -184,7 +184,8 @@ fn main() {
         std::process::exit(2)
     });
     if let Some(o) = occupancy {
-        prof.shared_load_occupancy = o.clamp(0.0, 1.0);
+        prof.set("shared_load_occupancy", o.clamp(0.0, 1.0))
+            .expect("a fraction in [0, 1]");
     }
     if describe {
         print!("{}", prof.describe());
@@ -194,7 +195,7 @@ fn main() {
         "# lwsim: lock {lock}, profile {} ({} hw threads, shared-load occupancy {}), {} us virtual, {} shared/1000, cs {} ns, think {} ns, {over} thread(s) per core, seed {seed}",
         prof.name,
         prof.hw_threads(),
-        prof.shared_load_occupancy,
+        prof.param(lwlock::sync::lwsim::profile::model::SHARED_LOAD_OCCUPANCY),
         w.duration_ns / 1000,
         w.shared_permille,
         w.cs_ns,

@@ -413,7 +413,7 @@ impl Machine {
         let mut costs = [0; 16];
         costs.copy_from_slice(&prof.costs_ps[..16]);
         Machine {
-            shared_occupancy: prof.shared_load_occupancy,
+            shared_occupancy: prof.param(crate::profile::model::SHARED_LOAD_OCCUPANCY),
             prof,
             costs,
             ncores,

@@ -81,11 +81,42 @@ pub struct Profile {
     pub costs_ps: Vec<u64>,
     /// The sources, in [`COST_KEYS`] order.
     pub sources: Vec<String>,
-    /// Fraction of its cost for which a load of a line Shared elsewhere holds the line against the
-    /// next request (`model.shared_load_occupancy`, default 1: every miss is one serialized
-    /// transfer, the Boyd-Wickizer et al. assumption that a hand-off waits behind the spinners'
-    /// re-fetches; 0: shared reads overlap and only ownership changes serialize).
-    pub shared_load_occupancy: f64,
+    /// The model parameters, in [`MODEL_KEYS`] order (the profile's value, else the key's default).
+    pub model: Vec<f64>,
+    /// Their sources: the profile's, or `"default: ..."` (the key's documented default).
+    pub model_sources: Vec<String>,
+}
+
+/// A model parameter: its key in the profile's `"model"` section, its default (the value that
+/// switches the mechanism off, or its documented general value), the allowed range, and what it
+/// means. A profile that sets one must give its source, as for a cost.
+#[derive(Clone, Copy, Debug)]
+pub struct ModelKey {
+    /// The key.
+    pub key: &'static str,
+    /// The value when the profile does not set it.
+    pub default: f64,
+    /// Inclusive bounds.
+    pub range: (f64, f64),
+    /// One line for `describe` and the docs.
+    pub doc: &'static str,
+}
+
+/// The model parameters (the `"model"` section; every one optional, each with its source).
+pub const MODEL_KEYS: &[ModelKey] = &[ModelKey {
+    key: "shared_load_occupancy",
+    default: 1.0,
+    range: (0.0, 1.0),
+    doc: "fraction of its cost for which a load of a line Shared elsewhere holds the line against \
+          the next request (1: every miss is one serialized transfer, the Boyd-Wickizer et al. \
+          assumption that a hand-off waits behind the spinners' re-fetches; 0: shared reads overlap \
+          and only ownership changes serialize)",
+}];
+
+/// Indices into [`Profile::model`].
+#[allow(missing_docs)]
+pub mod model {
+    pub const SHARED_LOAD_OCCUPANCY: usize = 0;
 }
 
 /// Indices into [`Profile::costs_ps`].
@@ -166,22 +197,45 @@ impl Profile {
             costs_ps.push((value * 1000.0).round() as u64);
             sources.push(source.to_string());
         }
-        let occ = &v["model"]["shared_load_occupancy"];
-        let shared_load_occupancy = if occ.is_null() {
-            1.0
-        } else {
-            if occ["source"].as_str().map_or(true, |s| s.trim().is_empty()) {
-                return Err(
-                    "model.shared_load_occupancy.source: every value needs its source".into(),
-                );
+        let mut model = Vec::new();
+        let mut model_sources = Vec::new();
+        if let Some(section) = v["model"].as_object() {
+            for k in section.keys() {
+                if !MODEL_KEYS.iter().any(|m| m.key == k) {
+                    let names: Vec<_> = MODEL_KEYS.iter().map(|m| m.key).collect();
+                    return Err(format!(
+                        "model.{k}: unknown model parameter (have: {})",
+                        names.join(", ")
+                    ));
+                }
             }
-            occ["value"]
+        }
+        for m in MODEL_KEYS {
+            let e = &v["model"][m.key];
+            if e.is_null() {
+                model.push(m.default);
+                model_sources.push(format!("default: {}", m.doc));
+                continue;
+            }
+            let source = e["source"]
+                .as_str()
+                .filter(|s| !s.trim().is_empty())
+                .ok_or_else(|| format!("model.{}.source: every value needs its source", m.key))?;
+            let value = e["value"]
                 .as_f64()
-                .filter(|x| (0.0..=1.0).contains(x))
-                .ok_or("model.shared_load_occupancy.value: a fraction in [0, 1]")?
-        };
+                .filter(|x| (m.range.0..=m.range.1).contains(x))
+                .ok_or_else(|| {
+                    format!(
+                        "model.{}.value: missing or outside [{}, {}]",
+                        m.key, m.range.0, m.range.1
+                    )
+                })?;
+            model.push(value);
+            model_sources.push(source.to_string());
+        }
         let p = Profile {
-            shared_load_occupancy,
+            model,
+            model_sources,
             name,
             sockets,
             cores_per_socket,
@@ -232,6 +286,70 @@ impl Profile {
         })
     }
 
+    /// A model parameter (see [`model`]).
+    pub fn param(&self, idx: usize) -> f64 {
+        self.model[idx]
+    }
+
+    /// The value of a cost key (ns) or a model key, by name.
+    pub fn get(&self, key: &str) -> Option<f64> {
+        if let Some(i) = COST_KEYS.iter().position(|k| *k == key) {
+            return Some(self.costs_ps[i] as f64 / 1000.0);
+        }
+        MODEL_KEYS
+            .iter()
+            .position(|m| m.key == key)
+            .map(|i| self.model[i])
+    }
+
+    /// Overrides a cost key (in ns) or a model key by name, for sensitivity runs; the source
+    /// becomes `"override"`. Unknown keys and out-of-range values are errors naming the key.
+    pub fn set(&mut self, key: &str, value: f64) -> Result<(), String> {
+        if let Some(i) = COST_KEYS.iter().position(|k| *k == key) {
+            if !(value >= 0.0 && value.is_finite()) {
+                return Err(format!(
+                    "{key}: a cost in ns must be finite and >= 0, not {value}"
+                ));
+            }
+            self.costs_ps[i] = (value * 1000.0).round() as u64;
+            self.sources[i] = "override".into();
+            return Ok(());
+        }
+        let Some(i) = MODEL_KEYS.iter().position(|m| m.key == key) else {
+            let mut names: Vec<&str> = COST_KEYS.to_vec();
+            names.extend(MODEL_KEYS.iter().map(|m| m.key));
+            return Err(format!(
+                "{key}: unknown profile key (have: {})",
+                names.join(", ")
+            ));
+        };
+        let m = &MODEL_KEYS[i];
+        if !(m.range.0..=m.range.1).contains(&value) {
+            return Err(format!(
+                "{key}: {value} is outside [{}, {}]",
+                m.range.0, m.range.1
+            ));
+        }
+        self.model[i] = value;
+        self.model_sources[i] = "override".into();
+        Ok(())
+    }
+
+    /// Applies `KEY=VALUE[,KEY=VALUE...]` overrides (see [`Profile::set`]).
+    pub fn set_all(&mut self, spec: &str) -> Result<(), String> {
+        for kv in spec.split(',').filter(|s| !s.trim().is_empty()) {
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or_else(|| format!("{kv}: expected KEY=VALUE"))?;
+            let v: f64 = v
+                .trim()
+                .parse()
+                .map_err(|_| format!("{}: {v:?} is not a number", k.trim()))?;
+            self.set(k.trim(), v)?;
+        }
+        Ok(())
+    }
+
     /// One line per cost: key, value (ns) and source.
     pub fn describe(&self) -> String {
         let mut s = format!(
@@ -243,15 +361,17 @@ impl Profile {
             self.hw_threads(),
             self.cores_per_l3
         );
-        s += &format!(
-            "  {:<20} {:>12.3}  (fraction; 1 = every miss serializes on its line)\n",
-            "shared_load_occupancy", self.shared_load_occupancy
-        );
         for (i, k) in COST_KEYS.iter().enumerate() {
             s += &format!(
                 "  {k:<20} {:>12.3}  {}\n",
                 self.costs_ps[i] as f64 / 1000.0,
                 self.sources[i]
+            );
+        }
+        for (i, m) in MODEL_KEYS.iter().enumerate() {
+            s += &format!(
+                "  {:<20} {:>12.3}  {}\n",
+                m.key, self.model[i], self.model_sources[i]
             );
         }
         s
