@@ -45,7 +45,7 @@
 
 pub use crate::access::{Access, Plain, LINE_SHIFT, MAX_AGENTS};
 use crate::line_profile::LineProfile;
-use crate::profile::{cost, Profile};
+use crate::profile::{cost, model, Profile};
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -106,17 +106,91 @@ impl Bits {
     }
 }
 
+/// A transfer booked on a line and not yet granted (see the module docs, *Coherence*).
+#[derive(Clone, Copy, Debug)]
+struct Booking {
+    seq: u64,
+    /// When the transfer starts: the previous holders lose the line (an exclusive request) or
+    /// the owner is downgraded (a load).
+    start: u64,
+    agent: u16,
+    /// Store/RMW/fill (the requester becomes the only holder) or load (it joins the sharers).
+    exclusive: bool,
+}
+
 /// A directory entry.
-#[derive(Clone, Copy)]
+#[derive(Clone, Default)]
 struct Line {
-    /// The hardware thread holding the line Modified/Exclusive, or `NONE`.
+    /// The granted state: the hardware thread holding the line Modified/Exclusive, or `NONE`.
     owner: u16,
-    /// Threads holding it Shared (when `owner == NONE`).
+    /// Threads holding it Shared in the granted state (when `owner == NONE`).
     sharers: Bits,
+    /// The state once every booked transfer is granted: what a new request is charged against.
+    tail_owner: u16,
+    /// See `tail_owner`.
+    tail_sharers: Bits,
+    /// Booked transfers, in booking (and grant) order.
+    pending: VecDeque<Booking>,
+    next_seq: u64,
     /// The line serves one transfer at a time: the next one starts at this time.
     busy_until: u64,
+    /// The tail owner keeps the line until this time (its residency window).
+    resident_until: u64,
+    /// The last booked grant (grants are kept in booking order).
+    last_grant: u64,
     /// 1 + index into the watched lines, or 0.
     watch: u32,
+}
+
+impl Line {
+    fn new() -> Line {
+        Line {
+            owner: NONE,
+            tail_owner: NONE,
+            ..Line::default()
+        }
+    }
+
+    /// Whether `a`'s access of `kind` at time `t` is served by the granted state: a load by a
+    /// holder before any booked exclusive transfer starts, a store/RMW by the owner before any
+    /// booked transfer starts (or by the only sharer, a silent upgrade, when nothing is booked).
+    fn hits(&self, a: usize, kind: Access, t: u64) -> bool {
+        let a16 = a as u16;
+        match kind {
+            Access::Load => {
+                let excl = self
+                    .pending
+                    .iter()
+                    .find(|b| b.exclusive)
+                    .map_or(u64::MAX, |b| b.start);
+                (self.owner == a16 || (self.owner == NONE && self.sharers.has(a))) && t < excl
+            }
+            _ => {
+                let any = self.pending.front().map_or(u64::MAX, |b| b.start);
+                t < any && self.owner == a16
+            }
+        }
+    }
+
+    /// Grants every booking up to `seq` (in order): the granted state becomes theirs.
+    fn grant_through(&mut self, seq: u64) {
+        while let Some(b) = self.pending.front().copied() {
+            if b.seq > seq {
+                break;
+            }
+            self.pending.pop_front();
+            if b.exclusive {
+                self.owner = b.agent;
+                self.sharers = Bits::default();
+            } else {
+                if self.owner != NONE {
+                    self.sharers = Bits::only(self.owner as usize);
+                    self.owner = NONE;
+                }
+                self.sharers.set(b.agent as usize);
+            }
+        }
+    }
 }
 
 /// Counters of one simulated core (hardware thread) or of the supervisor.
@@ -335,6 +409,18 @@ pub struct Machine {
     prof: Profile,
     costs: [u64; 16],
     shared_occupancy: f64,
+    /// `model.residency_ns` in ps.
+    residency: u64,
+    /// `model.jitter`.
+    jitter: f64,
+    /// `model.arbitration`.
+    arbitration: f64,
+    /// `model.arbitration_local`.
+    arbitration_local: f64,
+    /// `model.invalidate_per_sharer_ns` in ps.
+    inv_per_sharer: u64,
+    /// Draws of the seeded generator so far.
+    rng: u64,
     ncores: usize,
     seed: u64,
     tasks: Vec<Task>,
@@ -413,7 +499,13 @@ impl Machine {
         let mut costs = [0; 16];
         costs.copy_from_slice(&prof.costs_ps[..16]);
         Machine {
-            shared_occupancy: prof.param(crate::profile::model::SHARED_LOAD_OCCUPANCY),
+            shared_occupancy: prof.param(model::SHARED_LOAD_OCCUPANCY),
+            residency: (prof.param(model::RESIDENCY_NS) * 1000.0).round() as u64,
+            jitter: prof.param(model::JITTER),
+            arbitration: prof.param(model::ARBITRATION),
+            arbitration_local: prof.param(model::ARBITRATION_LOCAL),
+            inv_per_sharer: (prof.param(model::INVALIDATE_PER_SHARER_NS) * 1000.0).round() as u64,
+            rng: 0,
             prof,
             costs,
             ncores,
@@ -650,100 +742,211 @@ impl Machine {
         }
     }
 
-    /// One coherence access by the running task.
-    fn do_access(&mut self, line_addr: usize, kind: Access) {
+    /// The next value of the machine's seeded generator, uniform in `[0, 1)`.
+    fn uniform(&mut self) -> f64 {
+        self.rng = self.rng.wrapping_add(1);
+        (splitmix(self.seed ^ self.rng.wrapping_mul(0xD1B5_4A32_D192_ED03)) >> 11) as f64
+            / (1u64 << 53) as f64
+    }
+
+    /// A transfer's cost with the profile's latency spread: uniform in `[1 - j, 1 + j]` times
+    /// the nominal cost.
+    fn jittered(&mut self, c: u64) -> u64 {
+        if self.jitter == 0.0 || c == 0 {
+            return c;
+        }
+        let f = 1.0 + self.jitter * (2.0 * self.uniform() - 1.0);
+        (c as f64 * f).round() as u64
+    }
+
+    /// Phase 1 of a coherence access by the running task at its clock: a hit is served at once;
+    /// a miss on a busy line may first lose arbitration (a seeded delay within the line's busy
+    /// window, after which the caller requests again with `arbitrated`); otherwise it books the
+    /// line's next slot and the task's clock moves to when the line arrives. The operation's
+    /// value is read and written at that grant (phase 2, [`Machine::grant`]).
+    fn request(&mut self, line_addr: usize, kind: Access, arbitrated: bool) -> Req {
         let a = self.agent();
         let t0 = self.tasks[self.current].clock;
         let costs = self.costs;
-        let prof = &self.prof;
-        let line = self.lines.entry(line_addr).or_insert(Line {
-            owner: NONE,
-            sharers: Bits::default(),
-            busy_until: 0,
-            watch: 0,
-        });
         let n = self.ncores;
         let hw = |x: usize| if x == n { 0 } else { x };
-        let dist = |x: usize| prof.transfer_ps(hw(a), hw(x));
+        let mut line = self.lines.remove(&line_addr).unwrap_or_else(Line::new);
         let rmw = if kind == Access::Rmw {
             costs[cost::RMW_HIT]
         } else {
             0
         };
-        let cnt = &mut self.counters[a];
-        cnt.ops += 1;
-        // (cost, queued) and the new state.
-        let (c, queued, what) = if line.owner == a as u16 {
+        if line.hits(a, kind, t0) {
             let c = match kind {
                 Access::Load => costs[cost::LOAD_HIT],
                 Access::Store => costs[cost::STORE_HIT],
                 Access::Rmw => costs[cost::RMW_HIT],
             };
-            (c, false, 0)
-        } else if line.owner != NONE {
-            let o = line.owner as usize;
-            let c = dist(o);
-            if kind == Access::Load {
-                line.sharers = Bits::only(o);
-                line.sharers.set(a);
-                line.owner = NONE;
-                (c, true, 1)
+            self.count(&line, line_addr, a, kind, 0, 0, c);
+            self.lines.insert(line_addr, line);
+            self.tasks[self.current].clock = t0 + c;
+            return Req::Done;
+        }
+        // Silent upgrade: the only sharer writes, nothing booked.
+        if kind != Access::Load
+            && line.pending.is_empty()
+            && line.owner == NONE
+            && line.sharers.has(a)
+            && line.sharers.count() == 1
+        {
+            line.owner = a as u16;
+            line.sharers = Bits::default();
+            line.tail_owner = a as u16;
+            line.tail_sharers = Bits::default();
+            let c = if kind == Access::Rmw {
+                costs[cost::RMW_HIT]
             } else {
-                line.owner = a as u16;
-                line.sharers = Bits::default();
-                (c + rmw, true, 3)
+                costs[cost::STORE_HIT]
+            };
+            line.resident_until = line.resident_until.max(t0 + c);
+            self.count(&line, line_addr, a, kind, 0, 0, c);
+            self.lines.insert(line_addr, line);
+            self.tasks[self.current].clock = t0 + c;
+            return Req::Done;
+        }
+        let prof = &self.prof;
+        let dist = |x: usize| prof.transfer_ps(hw(a), hw(x));
+        // The transfer's nominal cost, what it is, and whether it is exclusive, from the state
+        // the line will be in once every booked transfer is granted.
+        let (c, what, exclusive, owned) = if line.tail_owner == a as u16 {
+            // Only reachable with a stale granted state; served as a hit of the tail.
+            (0, 0, kind != Access::Load, true)
+        } else if line.tail_owner != NONE {
+            let o = line.tail_owner as usize;
+            if kind == Access::Load {
+                (dist(o), 1, false, true)
+            } else {
+                (dist(o), 3, true, true)
             }
-        } else if line.sharers.has(a) {
+        } else if !line.tail_sharers.is_empty() {
+            let mut others = line.tail_sharers;
+            others.0[a / 64] &= !(1 << (a % 64));
             if kind == Access::Load {
-                (costs[cost::LOAD_HIT], false, 0)
-            } else {
-                let mut others = line.sharers;
-                others.0[a / 64] &= !(1 << (a % 64));
-                line.owner = a as u16;
-                line.sharers = Bits::default();
-                if others.is_empty() {
-                    let c = if kind == Access::Rmw {
-                        costs[cost::RMW_HIT]
-                    } else {
-                        costs[cost::STORE_HIT]
-                    };
-                    (c, false, 0)
+                if line.tail_sharers.has(a) {
+                    (0, 0, false, false)
                 } else {
-                    let far = others.iter().map(dist).max().unwrap_or(0);
-                    cnt.sharers_invalidated += others.count();
-                    (far + rmw, true, 4)
+                    let near = line.tail_sharers.iter().map(dist).min().unwrap_or(0);
+                    (near, 2, false, false)
+                }
+            } else if others.is_empty() {
+                (0, 0, true, false)
+            } else {
+                let far = others.iter().map(dist).max().unwrap_or(0);
+                let extra = (others.count() - 1) * self.inv_per_sharer;
+                self.counters[a].sharers_invalidated += others.count();
+                (far + extra, 4, true, false)
+            }
+        } else {
+            (costs[cost::MEMORY], 5, true, false)
+        };
+        let free_at = if owned {
+            line.busy_until.max(line.resident_until)
+        } else {
+            line.busy_until
+        };
+        // Arbitration among the requests waiting for a busy line is not first come, first
+        // served: each draws a delay within the busy window (halved on the tail owner's
+        // socket), and the earliest to request after its delay is booked first.
+        if !arbitrated && self.arbitration > 0.0 && free_at > t0 && what != 0 {
+            let mut d = self.uniform() * (free_at - t0) as f64 * self.arbitration.min(1.0);
+            if line.tail_owner != NONE {
+                let local =
+                    self.prof.place(hw(a)).0 == self.prof.place(hw(line.tail_owner as usize)).0;
+                if local {
+                    d *= self.arbitration_local;
                 }
             }
-        } else if !line.sharers.is_empty() {
-            if kind == Access::Load {
-                let near = line.sharers.iter().map(dist).min().unwrap_or(0);
-                line.sharers.set(a);
-                (near, true, 2)
-            } else {
-                let far = line.sharers.iter().map(dist).max().unwrap_or(0);
-                cnt.sharers_invalidated += line.sharers.count();
-                line.owner = a as u16;
-                line.sharers = Bits::default();
-                (far + rmw, true, 4)
+            let d = d as u64;
+            if d > 0 {
+                self.counters[a].line_wait_ps += d;
+                self.counters[a].busy_ps += d;
+                self.tasks[self.current].clock = t0 + d;
+                self.lines.insert(line_addr, line);
+                return Req::Arbitrate;
             }
-        } else {
-            line.owner = a as u16;
-            (costs[cost::MEMORY] + rmw, true, 5)
-        };
-        let mut wait = 0;
-        let end = if queued {
-            let start = t0.max(line.busy_until);
-            wait = start - t0;
-            let hold = if what == 2 {
-                (c as f64 * self.shared_occupancy) as u64
+        }
+        if what == 0 {
+            let c = if kind == Access::Load {
+                costs[cost::LOAD_HIT]
             } else {
-                c
+                costs[cost::STORE_HIT].max(rmw)
             };
-            line.busy_until = line.busy_until.max(start + hold);
-            start + c
+            self.count(&line, line_addr, a, kind, 0, 0, c);
+            self.lines.insert(line_addr, line);
+            self.tasks[self.current].clock = t0 + c;
+            return Req::Done;
+        }
+        let c = self.jittered(c);
+        let start = t0.max(free_at);
+        let grant = (start + c).max(line.last_grant);
+        line.last_grant = grant;
+        let seq = line.next_seq;
+        line.next_seq += 1;
+        line.pending.push_back(Booking {
+            seq,
+            start,
+            agent: a as u16,
+            exclusive,
+        });
+        if exclusive {
+            line.tail_owner = a as u16;
+            line.tail_sharers = Bits::default();
+            line.busy_until = grant;
+            let r = self.jittered(self.residency);
+            line.resident_until = grant + r.max(rmw);
+        } else if what == 1 {
+            line.tail_sharers = Bits::only(line.tail_owner as usize);
+            line.tail_sharers.set(a);
+            line.tail_owner = NONE;
+            line.busy_until = grant;
+            line.resident_until = 0;
         } else {
-            t0 + c
-        };
+            line.tail_sharers.set(a);
+            let hold = (c as f64 * self.shared_occupancy) as u64;
+            line.busy_until = line.busy_until.max(start + hold);
+        }
+        let end = grant + rmw;
+        self.count(&line, line_addr, a, kind, what, start - t0, end - t0);
+        self.lines.insert(line_addr, line);
+        self.tasks[self.current].clock = end;
+        Req::Booked(seq)
+    }
+
+    /// Phase 2: the running task's booked transfer `seq` on `line_addr` is granted (the task's
+    /// clock is at the grant, every earlier event has happened); the granted state becomes its.
+    fn grant(&mut self, line_addr: usize, seq: u64) {
+        if let Some(line) = self.lines.get_mut(&line_addr) {
+            line.grant_through(seq);
+        }
+    }
+
+    /// An access without arbitration whose booking is granted at once (the futex compare's).
+    fn do_access(&mut self, line_addr: usize, kind: Access) {
+        if let Req::Booked(seq) = self.request(line_addr, kind, true) {
+            self.grant(line_addr, seq);
+        }
+    }
+
+    /// Counts one access: `what` is 0 for a hit, else the transfer kind (1 load from Modified,
+    /// 2 load from Shared, 3 RFO from Modified, 4 invalidation, 5 fill).
+    #[allow(clippy::too_many_arguments)]
+    fn count(
+        &mut self,
+        line: &Line,
+        line_addr: usize,
+        a: usize,
+        kind: Access,
+        what: u8,
+        wait: u64,
+        busy: u64,
+    ) {
+        let cnt = &mut self.counters[a];
+        cnt.ops += 1;
         match what {
             0 => cnt.hits += 1,
             1 => cnt.load_from_modified += 1,
@@ -753,7 +956,7 @@ impl Machine {
             _ => cnt.fills += 1,
         }
         cnt.line_wait_ps += wait;
-        cnt.busy_ps += end - t0;
+        cnt.busy_ps += busy;
         if let Some(p) = self.line_profile.as_deref_mut() {
             p.record(line_addr, kind, what != 0, wait);
         }
@@ -775,8 +978,33 @@ impl Machine {
             }
             w.wait_ps += wait;
         }
-        self.tasks[self.current].clock = end;
     }
+}
+
+/// What phase 1 of an access did.
+enum Req {
+    /// Served (a hit): the operation takes effect now.
+    Done,
+    /// Lost arbitration for a busy line: the task's clock moved on; request again.
+    Arbitrate,
+    /// Booked as transfer `seq`; the operation takes effect at the grant.
+    Booked(u64),
+}
+
+/// Loops until the running task is the earliest (its clock below every other eligible task's),
+/// then runs `f`: no core, slice or preemption check, for the second phase of an access, which
+/// the hardware completes whatever the scheduler does.
+fn at_turn<R>(mut f: impl FnMut(&mut Machine) -> R) -> Option<R> {
+    MACHINE.with(|cell| loop {
+        {
+            let mut b = cell.borrow_mut();
+            let m = b.as_deref_mut()?;
+            if m.key(m.current) < m.horizon {
+                return Some(f(m));
+            }
+        }
+        shuttle::thread::yield_now();
+    })
 }
 
 /// Loops until the running task may perform an operation, then runs `f` on the machine. Returns
@@ -797,7 +1025,18 @@ fn at_sync_point<R>(mut f: impl FnMut(&mut Machine) -> R) -> Option<R> {
 /// Charges one access of the line holding `addr` to the running task.
 #[inline]
 pub fn access(addr: usize, kind: Access) {
-    at_sync_point(|m| m.do_access(addr >> LINE_SHIFT, kind));
+    let line = addr >> LINE_SHIFT;
+    let mut arbitrated = false;
+    loop {
+        match at_sync_point(|m| m.request(line, kind, arbitrated)) {
+            None | Some(Req::Done) => return,
+            Some(Req::Arbitrate) => arbitrated = true,
+            Some(Req::Booked(seq)) => {
+                at_turn(|m| m.grant(line, seq));
+                return;
+            }
+        }
+    }
 }
 
 /// Charges time that touches no shared memory. Computation and fences then pass a sync point
@@ -874,15 +1113,7 @@ pub fn watch<T: ?Sized>(name: &str, ptr: *const T) {
             name: name.to_string(),
             ..Default::default()
         });
-        m.lines
-            .entry(line_addr)
-            .or_insert(Line {
-                owner: NONE,
-                sharers: Bits::default(),
-                busy_until: 0,
-                watch: 0,
-            })
-            .watch = idx;
+        m.lines.entry(line_addr).or_insert_with(Line::new).watch = idx;
     });
 }
 

@@ -103,7 +103,8 @@ pub struct ModelKey {
 }
 
 /// The model parameters (the `"model"` section; every one optional, each with its source).
-pub const MODEL_KEYS: &[ModelKey] = &[ModelKey {
+pub const MODEL_KEYS: &[ModelKey] = &[
+    ModelKey {
     key: "shared_load_occupancy",
     default: 1.0,
     range: (0.0, 1.0),
@@ -111,12 +112,55 @@ pub const MODEL_KEYS: &[ModelKey] = &[ModelKey {
           the next request (1: every miss is one serialized transfer, the Boyd-Wickizer et al. \
           assumption that a hand-off waits behind the spinners' re-fetches; 0: shared reads overlap \
           and only ownership changes serialize)",
-}];
+    },
+    ModelKey {
+        key: "residency_ns",
+        default: 0.0,
+        range: (0.0, 1e6),
+        doc: "how long a new owner keeps a line before it answers the next request for it (its \
+              accesses in that window hit); 0: the line is handed on as soon as it arrived",
+    },
+    ModelKey {
+        key: "jitter",
+        default: 0.0,
+        range: (0.0, 0.9),
+        doc: "latency spread of a line transfer: each transfer costs its nominal value times a \
+              seeded draw uniform in [1 - jitter, 1 + jitter]; 0: fixed latencies",
+    },
+    ModelKey {
+        key: "arbitration",
+        default: 0.0,
+        range: (0.0, 1.0),
+        doc: "non-FIFO arbitration among requests for a busy line: each waiting request draws a \
+              seeded delay uniform in [0, arbitration x the time until the line is free] and the \
+              earliest after its delay is booked first; 0: first come, first served",
+    },
+    ModelKey {
+        key: "arbitration_local",
+        default: 1.0,
+        range: (0.0, 1.0),
+        doc: "the locality bias of arbitration: a requester on the socket of the line's owner \
+              draws its delay times this factor (1: no bias)",
+    },
+    ModelKey {
+        key: "invalidate_per_sharer_ns",
+        default: 0.0,
+        range: (0.0, 1e4),
+        doc: "the extra cost of an invalidation per sharer beyond the farthest one (the \
+              requester collects one acknowledgement per sharer); 0: the farthest sharer's \
+              transfer alone",
+    },
+];
 
 /// Indices into [`Profile::model`].
 #[allow(missing_docs)]
 pub mod model {
     pub const SHARED_LOAD_OCCUPANCY: usize = 0;
+    pub const RESIDENCY_NS: usize = 1;
+    pub const JITTER: usize = 2;
+    pub const ARBITRATION: usize = 3;
+    pub const ARBITRATION_LOCAL: usize = 4;
+    pub const INVALIDATE_PER_SHARER_NS: usize = 5;
 }
 
 /// Indices into [`Profile::costs_ps`].
