@@ -119,7 +119,7 @@ struct Booking {
 }
 
 /// A directory entry.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 struct Line {
     /// The granted state: the hardware thread holding the line Modified/Exclusive, or `NONE`.
     owner: u16,
@@ -142,15 +142,24 @@ struct Line {
     watch: u32,
 }
 
-impl Line {
-    fn new() -> Line {
+impl Default for Line {
+    fn default() -> Line {
         Line {
             owner: NONE,
+            sharers: Bits::default(),
             tail_owner: NONE,
-            ..Line::default()
+            tail_sharers: Bits::default(),
+            pending: VecDeque::new(),
+            next_seq: 0,
+            busy_until: 0,
+            resident_until: 0,
+            last_grant: 0,
+            watch: 0,
         }
     }
+}
 
+impl Line {
     /// Whether `a`'s access of `kind` at time `t` is served by the granted state: a load by a
     /// holder before any booked exclusive transfer starts, a store/RMW by the owner before any
     /// booked transfer starts (or by the only sharer, a silent upgrade, when nothing is booked).
@@ -770,7 +779,7 @@ impl Machine {
         let costs = self.costs;
         let n = self.ncores;
         let hw = |x: usize| if x == n { 0 } else { x };
-        let mut line = self.lines.remove(&line_addr).unwrap_or_else(Line::new);
+        let mut line = self.lines.remove(&line_addr).unwrap_or_default();
         let rmw = if kind == Access::Rmw {
             costs[cost::RMW_HIT]
         } else {
@@ -1113,7 +1122,7 @@ pub fn watch<T: ?Sized>(name: &str, ptr: *const T) {
             name: name.to_string(),
             ..Default::default()
         });
-        m.lines.entry(line_addr).or_insert_with(Line::new).watch = idx;
+        m.lines.entry(line_addr).or_default().watch = idx;
     });
 }
 
