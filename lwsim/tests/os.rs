@@ -12,8 +12,11 @@ use std::sync::{Arc, Mutex};
 #[repr(align(64))]
 struct Padded<T>(T);
 
+/// The profile with fixed latencies and first-come arbitration, so costs are exact.
 fn broadwell() -> Profile {
-    Profile::builtin("xeon-2s-broadwell").unwrap()
+    let mut p = Profile::builtin("xeon-2s-broadwell").unwrap();
+    p.set_all("jitter=0,arbitration=0").unwrap();
+    p
 }
 
 /// A timed sleep costs one system call, the sleep and the timer slack, exactly.
