@@ -33,6 +33,8 @@ pub struct Point {
     pub report: Report,
     /// Completed lock operations (acquire + release), all threads.
     pub ops: u64,
+    /// Completed lock operations per thread, in spawn order.
+    pub per_thread: Vec<u64>,
 }
 
 impl Point {
@@ -43,6 +45,16 @@ impl Point {
     /// Line transfers (all lines) per lock operation.
     pub fn transfers_per_op(&self) -> f64 {
         self.report.total().transfers() as f64 / self.ops.max(1) as f64
+    }
+    /// Jain's fairness index of the per-thread operation counts (1 = equal shares).
+    pub fn jain(&self) -> f64 {
+        let n = self.per_thread.len() as f64;
+        let sum: f64 = self.per_thread.iter().map(|&x| x as f64).sum();
+        let sq: f64 = self.per_thread.iter().map(|&x| (x as f64).powi(2)).sum();
+        if sq == 0.0 {
+            return 1.0;
+        }
+        sum * sum / (n * sq)
     }
     /// Transfers of the lock's own line per operation.
     pub fn lock_transfers_per_op(&self) -> f64 {
@@ -75,7 +87,7 @@ fn xorshift(x: &mut u64) -> u64 {
 
 /// Runs `w` on lock type `L` on the simulated machine `cfg`.
 pub fn run_lock<L: RawLwLock + 'static>(cfg: SimConfig, w: &Workload) -> Point {
-    let total = Arc::new(Mutex::new(0u64));
+    let total = Arc::new(Mutex::new(Vec::new()));
     let (w2, t2) = (w.clone(), total.clone());
     let seed = cfg.seed;
     let report = run(cfg, move || {
@@ -119,9 +131,13 @@ pub fn run_lock<L: RawLwLock + 'static>(cfg: SimConfig, w: &Workload) -> Point {
                 })
             })
             .collect();
-        let sum: u64 = handles.into_iter().map(|h| h.join().unwrap()).sum();
-        *t2.lock().unwrap() = sum;
+        let per_thread: Vec<u64> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        *t2.lock().unwrap() = per_thread;
     });
-    let ops = *total.lock().unwrap();
-    Point { report, ops }
+    let per_thread = total.lock().unwrap().clone();
+    Point {
+        report,
+        ops: per_thread.iter().sum(),
+        per_thread,
+    }
 }
