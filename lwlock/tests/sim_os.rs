@@ -16,8 +16,8 @@ fn broadwell() -> Profile {
     Profile::builtin("xeon-2s-broadwell").unwrap()
 }
 
-/// Lock-holder preemption emerges (nothing scripts it): three threads on two cores take a TAS
-/// lock for 1 µs at a time; some hold lasts longer than a time slice, which only a holder
+/// Lock-holder preemption emerges (nothing scripts it): four threads on two cores (so both
+/// cores have a run queue) take a TAS lock for 1 µs at a time; some hold lasts longer than a time slice, which only a holder
 /// preempted inside its critical section can produce, while the waiters spin through theirs.
 #[test]
 fn lock_holder_preemption_emerges() {
@@ -27,7 +27,7 @@ fn lock_holder_preemption_emerges() {
     let l2 = longest.clone();
     let r = lwsim::run(SimConfig::new(p, 2), move || {
         let lock = Arc::new(Padded(TasLock::default()));
-        let hs: Vec<_> = (0..3)
+        let hs: Vec<_> = (0..4)
             .map(|_| {
                 let (lock, longest) = (lock.clone(), l2.clone());
                 lwlock::sync::thread::spawn(move || {

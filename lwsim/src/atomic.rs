@@ -15,15 +15,6 @@ fn charge<T>(a: &T, kind: Access) {
     machine::access(a as *const T as usize, kind);
 }
 
-#[inline(always)]
-fn store_kind(order: Ordering) -> Access {
-    if order == Ordering::SeqCst {
-        Access::Rmw
-    } else {
-        Access::Store
-    }
-}
-
 /// A memory fence: an `mfence` for SeqCst, free otherwise (x86-64).
 pub fn fence(order: Ordering) {
     if order == Ordering::SeqCst {
@@ -42,6 +33,8 @@ macro_rules! sim_int {
         }
 
         impl $name {
+            /// Its width in bytes (what the store buffer records).
+            const WIDTH: u8 = std::mem::size_of::<$int>() as u8;
             /// A new atomic holding `v` (no access is charged).
             pub const fn new(v: $int) -> Self {
                 Self {
@@ -60,16 +53,27 @@ macro_rules! sim_int {
             pub fn get_mut(&mut self) -> &mut $int {
                 self.inner.get_mut()
             }
-            /// A load.
+            /// A load (served from the thread's store buffer when it holds a store to this
+            /// atomic).
             #[inline]
             pub fn load(&self, order: Ordering) -> $int {
+                if let Some(v) = machine::forwarded(self as *const Self as usize, Self::WIDTH) {
+                    return v as $int;
+                }
                 charge(self, Access::Load);
                 self.inner.load(order)
             }
-            /// A store (an RMW when SeqCst).
+            /// A store: an RMW when SeqCst; otherwise a plain store, which the store buffer may
+            /// retire before its line arrives (the value is then written at the drain).
             #[inline]
             pub fn store(&self, v: $int, order: Ordering) {
-                charge(self, store_kind(order));
+                if order == Ordering::SeqCst {
+                    charge(self, Access::Rmw);
+                } else if machine::store_plain(self as *const Self as usize, Self::WIDTH, v as u64)
+                    == Some(true)
+                {
+                    return;
+                }
                 self.inner.store(v, order)
             }
             /// An RMW.
@@ -191,16 +195,23 @@ impl AtomicBool {
     pub fn get_mut(&mut self) -> &mut bool {
         self.inner.get_mut()
     }
-    /// A load.
+    /// A load (forwarded from the store buffer, as the integers' loads).
     #[inline]
     pub fn load(&self, order: Ordering) -> bool {
+        if let Some(v) = machine::forwarded(self as *const Self as usize, 1) {
+            return v != 0;
+        }
         charge(self, Access::Load);
         self.inner.load(order)
     }
-    /// A store (an RMW when SeqCst).
+    /// A store (an RMW when SeqCst; buffered as the integers' stores).
     #[inline]
     pub fn store(&self, v: bool, order: Ordering) {
-        charge(self, store_kind(order));
+        if order == Ordering::SeqCst {
+            charge(self, Access::Rmw);
+        } else if machine::store_plain(self as *const Self as usize, 1, v as u64) == Some(true) {
+            return;
+        }
         self.inner.store(v, order)
     }
     /// An RMW.
@@ -268,16 +279,27 @@ impl<T> AtomicPtr<T> {
     pub fn get_mut(&mut self) -> &mut *mut T {
         self.inner.get_mut()
     }
-    /// A load.
+    /// A load (forwarded from the store buffer, as the integers' loads).
     #[inline]
     pub fn load(&self, order: Ordering) -> *mut T {
+        const W: u8 = std::mem::size_of::<usize>() as u8;
+        if let Some(v) = machine::forwarded(self as *const Self as usize, W) {
+            return v as usize as *mut T;
+        }
         charge(self, Access::Load);
         self.inner.load(order)
     }
-    /// A store (an RMW when SeqCst).
+    /// A store (an RMW when SeqCst; buffered as the integers' stores).
     #[inline]
     pub fn store(&self, p: *mut T, order: Ordering) {
-        charge(self, store_kind(order));
+        const W: u8 = std::mem::size_of::<usize>() as u8;
+        if order == Ordering::SeqCst {
+            charge(self, Access::Rmw);
+        } else if machine::store_plain(self as *const Self as usize, W, p as usize as u64)
+            == Some(true)
+        {
+            return;
+        }
         self.inner.store(p, order)
     }
     /// An RMW.

@@ -404,6 +404,21 @@ struct Task {
     /// Not a simulated thread (the main task): no core, no preemption.
     supervisor: bool,
     exited: bool,
+    /// The store buffer: plain stores issued and not yet visible, oldest first.
+    sb: VecDeque<SbEntry>,
+}
+
+/// A plain store in a store buffer: it becomes visible (its value is written, its line's booking
+/// granted) at `drain`, in program order.
+#[derive(Clone, Copy, Debug)]
+struct SbEntry {
+    drain: u64,
+    /// The atomic's address and width in bytes (0: a `touch` store, no value).
+    addr: usize,
+    width: u8,
+    value: u64,
+    /// The line and booking to grant at the drain, if the store missed.
+    booking: Option<(usize, u64)>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -430,6 +445,10 @@ pub struct Machine {
     inv_per_sharer: u64,
     /// Draws of the seeded generator so far.
     rng: u64,
+    /// `model.store_buffer_entries` (0: no store buffer, a store stalls for its line).
+    sb_cap: usize,
+    /// The earliest drain time among the store buffers' oldest entries (`u64::MAX`: all empty).
+    sb_next: u64,
     ncores: usize,
     seed: u64,
     tasks: Vec<Task>,
@@ -515,6 +534,8 @@ impl Machine {
             arbitration_local: prof.param(model::ARBITRATION_LOCAL),
             inv_per_sharer: (prof.param(model::INVALIDATE_PER_SHARER_NS) * 1000.0).round() as u64,
             rng: 0,
+            sb_cap: prof.param(model::STORE_BUFFER_ENTRIES) as usize,
+            sb_next: u64::MAX,
             prof,
             costs,
             ncores,
@@ -567,6 +588,7 @@ impl Machine {
                 last_core: None,
                 supervisor: true,
                 exited: false,
+                sb: VecDeque::new(),
             });
         }
         &mut self.tasks[id]
@@ -990,6 +1012,177 @@ impl Machine {
     }
 }
 
+impl Machine {
+    /// Makes visible every buffered store whose drain time is at or before `t` (the running
+    /// task's clock: every event before it has happened), in drain order.
+    fn drain_stores(&mut self, t: u64) {
+        if t < self.sb_next {
+            return;
+        }
+        let mut due = Vec::new();
+        let mut next = u64::MAX;
+        for (id, task) in self.tasks.iter_mut().enumerate() {
+            while let Some(e) = task.sb.front().copied() {
+                if e.drain > t {
+                    next = next.min(e.drain);
+                    break;
+                }
+                task.sb.pop_front();
+                due.push((e.drain, id, e));
+            }
+        }
+        self.sb_next = next;
+        due.sort_by_key(|(d, id, _)| (*d, *id));
+        for (_, _, e) in due {
+            if let Some((line, seq)) = e.booking {
+                if let Some(l) = self.lines.get_mut(&line) {
+                    l.grant_through(seq);
+                }
+            }
+            // SAFETY: `addr` is a live simulated atomic of `width` bytes: the store was issued by
+            // a task through `&self` of that atomic, and the memory cannot have been freed since:
+            // a buffer drains in program order before its task's exit, system calls, RMWs and
+            // SeqCst fences, so no other thread can have learned that the storing thread is done
+            // with the object before this store is visible.
+            unsafe {
+                use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering::Release};
+                match e.width {
+                    1 => (*(e.addr as *const AtomicU8)).store(e.value as u8, Release),
+                    4 => (*(e.addr as *const AtomicU32)).store(e.value as u32, Release),
+                    8 => (*(e.addr as *const AtomicU64)).store(e.value, Release),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    /// Moves the running task's clock to when its store buffer is empty (an RMW, an `mfence`,
+    /// a system call or an exit waits for it); the next sync point makes the stores visible.
+    fn serialize_own(&mut self) {
+        let id = self.current;
+        if let Some(last) = self.tasks[id].sb.back() {
+            let d = last.drain;
+            let t = &mut self.tasks[id];
+            if d > t.clock {
+                let a = self.agent();
+                let wait = d - self.tasks[id].clock;
+                self.tasks[id].clock = d;
+                self.counters[a].busy_ps += wait;
+            }
+        }
+    }
+
+    /// A plain store by the running task: into its store buffer when the buffer is on and the
+    /// store cannot complete at once (a miss, or older stores still buffered). Returns whether it
+    /// was buffered (then the caller must not write the value: the drain will).
+    fn store(&mut self, line_addr: usize, addr: usize, width: u8, value: u64) -> StoreReq {
+        let id = self.current;
+        if self.sb_cap == 0 || self.tasks[id].supervisor {
+            return StoreReq::Unbuffered;
+        }
+        if self.tasks[id].sb.len() >= self.sb_cap {
+            // Full: wait for the oldest entry, then try again.
+            let d = self.tasks[id].sb.front().map_or(0, |e| e.drain);
+            let a = self.agent();
+            let t = &mut self.tasks[id];
+            let wait = d.saturating_sub(t.clock);
+            t.clock += wait;
+            self.counters[a].busy_ps += wait;
+            return StoreReq::Retry;
+        }
+        let t0 = self.tasks[id].clock;
+        let after = self.tasks[id].sb.back().map_or(0, |e| e.drain);
+        let (done_at, booking) = match self.request(line_addr, Access::Store, true) {
+            Req::Booked(seq) => (self.tasks[id].clock, Some((line_addr, seq))),
+            _ => (self.tasks[id].clock, None),
+        };
+        if booking.is_none() && after <= done_at {
+            // A hit with nothing older buffered: visible now.
+            return StoreReq::Done;
+        }
+        let issue = self.costs[cost::STORE_HIT];
+        let a = self.agent();
+        // The task retires the store and goes on; undo the stall `request` charged.
+        self.counters[a].busy_ps = self.counters[a].busy_ps.saturating_sub(done_at - t0) + issue;
+        self.tasks[id].clock = t0 + issue;
+        let drain = done_at.max(after);
+        self.tasks[id].sb.push_back(SbEntry {
+            drain,
+            addr,
+            width,
+            value,
+            booking,
+        });
+        self.sb_next = self.sb_next.min(drain);
+        StoreReq::Buffered
+    }
+
+    /// The youngest buffered store of the running task to `addr` of `width` bytes (store-to-load
+    /// forwarding), charging a load hit.
+    fn forward(&mut self, addr: usize, width: u8) -> Option<u64> {
+        let id = self.current;
+        let v = self.tasks[id]
+            .sb
+            .iter()
+            .rev()
+            .find(|e| e.addr == addr && e.width == width)
+            .map(|e| e.value)?;
+        let a = self.agent();
+        self.counters[a].ops += 1;
+        self.counters[a].hits += 1;
+        self.advance(self.costs[cost::LOAD_HIT]);
+        Some(v)
+    }
+}
+
+enum StoreReq {
+    /// Performed (a hit): the caller writes the value now.
+    Done,
+    /// No store buffer here: the caller takes the ordinary path.
+    Unbuffered,
+    /// The buffer was full; the clock moved to its oldest drain: try again.
+    Retry,
+    /// In the buffer: the drain writes the value.
+    Buffered,
+}
+
+/// A non-SeqCst atomic store of `value` (`width` bytes at `addr`): returns whether the simulator
+/// took it (buffered, or performed as a hit; the caller must then write the value itself only
+/// when this returns `Some(false)`). `None` outside a simulation.
+pub fn store_plain(addr: usize, width: u8, value: u64) -> Option<bool> {
+    let line = addr >> LINE_SHIFT;
+    loop {
+        match at_sync_point(|m| m.store(line, addr, width, value))? {
+            StoreReq::Done => return Some(false),
+            StoreReq::Buffered => return Some(true),
+            StoreReq::Retry => continue,
+            StoreReq::Unbuffered => {
+                access(addr, Access::Store);
+                return Some(false);
+            }
+        }
+    }
+}
+
+/// A load's store-to-load forwarding: the running task's youngest buffered store to the same
+/// address and width, if any (it is then charged as a hit and the caller returns that value).
+pub fn forwarded(addr: usize, width: u8) -> Option<u64> {
+    let buffered = with_machine(|m| m.is_some_and(|m| !m.tasks[m.current].sb.is_empty()));
+    if !buffered {
+        return None;
+    }
+    // A sync point, as every load: earlier events (and this task's due drains) happen first.
+    at_sync_point(|m| m.forward(addr, width)).flatten()
+}
+
+/// Waits for the running task's store buffer to drain (RMWs, `mfence`, system calls, exit).
+pub fn serialize() {
+    let pending = with_machine(|m| m.is_some_and(|m| !m.tasks[m.current].sb.is_empty()));
+    if pending {
+        at_sync_point(|m| m.serialize_own());
+    }
+}
+
 /// What phase 1 of an access did.
 enum Req {
     /// Served (a hit): the operation takes effect now.
@@ -1009,6 +1202,8 @@ fn at_turn<R>(mut f: impl FnMut(&mut Machine) -> R) -> Option<R> {
             let mut b = cell.borrow_mut();
             let m = b.as_deref_mut()?;
             if m.key(m.current) < m.horizon {
+                let t = m.tasks[m.current].clock;
+                m.drain_stores(t);
                 return Some(f(m));
             }
         }
@@ -1024,6 +1219,8 @@ fn at_sync_point<R>(mut f: impl FnMut(&mut Machine) -> R) -> Option<R> {
             let mut b = cell.borrow_mut();
             let m = b.as_deref_mut()?;
             if let Prep::Go = m.prepare() {
+                let t = m.tasks[m.current].clock;
+                m.drain_stores(t);
                 return Some(f(m));
             }
         }
@@ -1035,6 +1232,9 @@ fn at_sync_point<R>(mut f: impl FnMut(&mut Machine) -> R) -> Option<R> {
 #[inline]
 pub fn access(addr: usize, kind: Access) {
     let line = addr >> LINE_SHIFT;
+    if kind == Access::Rmw {
+        serialize();
+    }
     let mut arbitrated = false;
     loop {
         match at_sync_point(|m| m.request(line, kind, arbitrated)) {
@@ -1060,7 +1260,10 @@ pub fn charge_plain(p: Plain) {
                 m.counters[a].pauses += 1;
                 m.costs[cost::PAUSE]
             }
-            Plain::Fence => m.costs[cost::MFENCE],
+            Plain::Fence => {
+                m.serialize_own();
+                m.costs[cost::MFENCE]
+            }
             Plain::Compute(ps) => ps,
         };
         m.advance(ps);
@@ -1142,6 +1345,7 @@ pub fn thread_start() {
 
 /// The epilogue of a simulated thread: it leaves its core.
 pub fn thread_exit() {
+    serialize();
     at_sync_point(|m| {
         let id = m.current;
         m.end_ps = m.end_ps.max(m.tasks[id].clock);

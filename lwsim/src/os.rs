@@ -31,10 +31,11 @@ pub fn touch(addr: usize, len: usize, write: bool) {
     let first = addr >> LINE_SHIFT;
     let last = (addr + len - 1) >> LINE_SHIFT;
     for line in first..=last {
-        machine::access(
-            line << LINE_SHIFT,
-            if write { Access::Store } else { Access::Load },
-        );
+        if write {
+            machine::store_plain(line << LINE_SHIFT, 0, 0);
+        } else {
+            machine::access(line << LINE_SHIFT, Access::Load);
+        }
     }
 }
 
@@ -50,6 +51,7 @@ pub fn sleep_micros(micros: u64) {
         std::thread::sleep(std::time::Duration::from_micros(micros));
         return;
     }
+    machine::serialize();
     machine::sleep(micros * 1_000_000);
 }
 
@@ -60,6 +62,7 @@ pub fn futex_wait(word: &AtomicU32, expected: u32) {
         host::wait(word.as_std(), expected);
         return;
     }
+    machine::serialize();
     machine::futex_wait(word.as_std(), expected);
 }
 
@@ -69,6 +72,7 @@ pub fn futex_wake(word: &AtomicU32, n: u32) {
         host::wake(word.as_std(), n);
         return;
     }
+    machine::serialize();
     machine::futex_wake(word.as_std() as *const _ as usize, n);
 }
 

@@ -150,6 +150,14 @@ pub const MODEL_KEYS: &[ModelKey] = &[
               requester collects one acknowledgement per sharer); 0: the farthest sharer's \
               transfer alone",
     },
+    ModelKey {
+        key: "store_buffer_entries",
+        default: 0.0,
+        range: (0.0, 256.0),
+        doc: "store-buffer entries per hardware thread: a plain store retires at once and \
+              becomes visible when its line arrives, in program order; an RMW, an mfence, a system \
+              call or a full buffer waits for it to drain; 0: every store stalls for its line",
+    },
 ];
 
 /// Indices into [`Profile::model`].
@@ -161,6 +169,7 @@ pub mod model {
     pub const ARBITRATION: usize = 3;
     pub const ARBITRATION_LOCAL: usize = 4;
     pub const INVALIDATE_PER_SHARER_NS: usize = 5;
+    pub const STORE_BUFFER_ENTRIES: usize = 6;
 }
 
 /// Indices into [`Profile::costs_ps`].

@@ -29,5 +29,6 @@ pub fn yield_now() {
         std::thread::yield_now();
         return;
     }
+    machine::serialize();
     machine::sched_yield();
 }

@@ -12,10 +12,12 @@ use std::sync::{Arc, Mutex};
 #[repr(align(64))]
 struct Padded<T>(T);
 
-/// The profile with fixed latencies and first-come arbitration, so costs are exact.
+/// The profile with fixed latencies, first-come arbitration and no store buffer, so costs are
+/// exact.
 fn broadwell() -> Profile {
     let mut p = Profile::builtin("xeon-2s-broadwell").unwrap();
-    p.set_all("jitter=0,arbitration=0").unwrap();
+    p.set_all("jitter=0,arbitration=0,store_buffer_entries=0")
+        .unwrap();
     p
 }
 
