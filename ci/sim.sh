@@ -52,3 +52,6 @@ if [ "$ms" -gt 30000 ]; then
     echo "lwsim speed check failed: ${ms} ms > 30 s" >&2
     exit 1
 fi
+
+echo "== lwsim: the PostgreSQL 9.4 -> 9.5 direction (pgbench-select, seed 000's 128 us per transaction, Westmere-EX): the atomic LWLock peaks at least as high, at as many clients or more"
+cargo test --release -p bench --features stats --test sim_direction -- --nocapture

@@ -5,20 +5,22 @@
 //! cargo run --release -p lwlock --example lwsim_calibrate [-- --out PATH] [--quick]
 //! ```
 //!
-//! Measured (each the median of several trials, threads pinned with `sched_setaffinity`):
-//! L1 load latency (pointer chase in 16 KiB), store and uncontended `lock xadd` on an owned line,
-//! `mfence`, PAUSE, DRAM latency (pointer chase over 256 MiB), the two-core line ping-pong (a CAS
-//! on one `AtomicBool` bounced between CPUs 0 and 1, one-way = round trip / 2, the method of
-//! nviennot/core-to-core-latency; the minimum of the trials, see below), an empty FUTEX_WAKE (the system-call cost), the waker's cost of
-//! a FUTEX_WAKE that wakes a sleeper and the sleeper's wake-to-run latency (from before the wake
-//! call to the sleeper running, same CLOCK_MONOTONIC), a futex ping-pong of two threads pinned to
-//! one CPU (a context switch each way) and the overshoot of a 1 ms sleep (timer slack). The time
-//! slice is computed from the CPU count and the kernel's formula. The topology is read from
-//! `/sys/devices/system/cpu`.
+//! Measured (threads pinned with `sched_setaffinity`): L1 load latency (pointer chase in 16 KiB),
+//! store and uncontended `lock xadd` on an owned line, `mfence`, PAUSE, DRAM latency (pointer
+//! chase over 256 MiB), the two-core line ping-pong (a CAS on one `AtomicBool` bounced between
+//! CPUs 0 and 1, one-way = round trip / 2, the method of nviennot/core-to-core-latency), an empty
+//! FUTEX_WAKE (the system-call cost), the waker's cost of a FUTEX_WAKE that wakes a sleeper and the
+//! sleeper's wake-to-run latency (from before the wake call to the sleeper running, same
+//! CLOCK_MONOTONIC), each after the sleeper's CPU idled briefly (20 µs) and after a long idle
+//! (1 ms), a futex ping-pong of two threads pinned to one CPU (a context switch each way) and the
+//! overshoot of a 1 ms sleep (timer slack). The time slice is computed from the CPU count and the
+//! kernel's formula. The topology is read from `/sys/devices/system/cpu`.
 //!
-//! On a loaded machine the figures include the load (the ping-pong takes the minimum of its trials
-//! because a descheduled partner measures the other job); the profile says when and how they
-//! were taken, with the load average.
+//! Every figure is the median of its trials, reported with its spread (p10–p90) and the number of
+//! trials, in the table printed to stderr and in each value's source. On a loaded or virtualised
+//! machine the figures move between sessions (a one-way transfer of 35 ns in one session and
+//! 87–112 ns in another has been seen on the same VM), so a profile calibrated here is valid only
+//! for comparisons run in the same session as its calibration; the program says so when it ends.
 
 use std::hint::black_box;
 use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -36,13 +38,46 @@ fn pin(cpu: usize) {
     }
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    v[v.len() / 2]
+/// A figure: the median of its trials, their p10 and p90, and how many there were.
+#[derive(Clone, Copy, Debug)]
+struct Stat {
+    median: f64,
+    p10: f64,
+    p90: f64,
+    n: usize,
 }
 
-fn trials(n: usize, mut f: impl FnMut() -> f64) -> f64 {
-    median((0..n).map(|_| f()).collect())
+impl Stat {
+    fn of(mut v: Vec<f64>) -> Stat {
+        assert!(!v.is_empty());
+        v.sort_by(f64::total_cmp);
+        let q = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+        Stat {
+            median: q(0.5),
+            p10: q(0.1),
+            p90: q(0.9),
+            n: v.len(),
+        }
+    }
+    /// "median of n trials (p10-p90 a-b)".
+    fn describe(&self) -> String {
+        format!(
+            "median of {} trials (p10-p90 {:.3}-{:.3})",
+            self.n, self.p10, self.p90
+        )
+    }
+}
+
+fn trials(n: usize, mut f: impl FnMut() -> f64) -> Stat {
+    Stat::of((0..n).map(|_| f()).collect())
+}
+
+/// Spins (keeping the waker's CPU busy) for `ns` nanoseconds.
+fn spin_for(ns: u64) {
+    let t = Instant::now();
+    while (t.elapsed().as_nanos() as u64) < ns {
+        std::hint::spin_loop();
+    }
 }
 
 fn ns_per(iters: u64, f: impl FnOnce()) -> f64 {
@@ -110,21 +145,28 @@ fn ping_pong(rounds: u64) -> f64 {
     ns / rounds as f64 / 2.0
 }
 
-/// (waker's cost, wake-to-run latency) of one FUTEX_WAKE that wakes a sleeper, in ns.
-fn futex_wake_once(epoch: &Instant) -> (f64, f64) {
+/// (waker's cost, wake-to-run latency) of one FUTEX_WAKE that wakes a sleeper, in ns, the
+/// sleeper's CPU having idled about `idle_ns` (the waker spins that long after the sleeper says it
+/// is about to wait, so only the sleeper's CPU idles).
+fn futex_wake_once(epoch: &Instant, idle_ns: u64) -> (f64, f64) {
     let word = Arc::new(AtomicU32::new(0));
+    let ready = Arc::new(AtomicBool::new(false));
     let woke_at = Arc::new(AtomicU64::new(0));
-    let (w2, at2) = (word.clone(), woke_at.clone());
+    let (w2, r2, at2) = (word.clone(), ready.clone(), woke_at.clone());
     let e = *epoch;
     let t = std::thread::spawn(move || {
         pin(1);
+        r2.store(true, Ordering::Release);
         while w2.load(Ordering::Acquire) == 0 {
             atomic_wait::wait(&w2, 0);
         }
         at2.store(e.elapsed().as_nanos() as u64, Ordering::Release);
     });
     pin(0);
-    std::thread::sleep(Duration::from_millis(1)); // the sleeper is in FUTEX_WAIT by now
+    while !ready.load(Ordering::Acquire) {
+        std::hint::spin_loop();
+    }
+    spin_for(idle_ns); // the sleeper enters FUTEX_WAIT and its CPU idles
     let t0 = epoch.elapsed().as_nanos() as u64;
     word.store(1, Ordering::Release);
     atomic_wait::wake_one(&*word);
@@ -269,11 +311,9 @@ fn main() {
     let dram = chase_ring(if quick { 1 << 21 } else { 1 << 22 }, 8); // 128 / 256 MiB, one slot a line
     let memory = trials(3, || chase(&dram, 2_000_000));
     drop(dram);
-    // The minimum, not the median: on a shared machine a trial whose partner thread was
-    // descheduled measures the other job, not the line transfer.
-    let transfer = (0..2 * n)
-        .map(|_| ping_pong(if quick { 20_000 } else { 50_000 }))
-        .fold(f64::INFINITY, f64::min);
+    // The median and its spread, never the minimum: a trial whose partner thread was
+    // descheduled shows in the p90, and a session-to-session shift in the median.
+    let transfer = trials(2 * n, || ping_pong(if quick { 20_000 } else { 50_000 }));
     let word = AtomicU32::new(0);
     let syscall = trials(n, || {
         ns_per(200_000, || {
@@ -283,13 +323,20 @@ fn main() {
         })
     });
     let epoch = Instant::now();
-    let wakes: Vec<(f64, f64)> = (0..if quick { 30 } else { 200 })
-        .map(|_| futex_wake_once(&epoch))
-        .collect();
-    let futex_wake = median(wakes.iter().map(|w| w.0).collect());
-    let wake_to_run = median(wakes.iter().map(|w| w.1).collect());
+    let wake_trials = if quick { 30 } else { 200 };
+    let wakes = |idle_ns: u64| -> (Stat, Stat) {
+        let w: Vec<(f64, f64)> = (0..wake_trials)
+            .map(|_| futex_wake_once(&epoch, idle_ns))
+            .collect();
+        (
+            Stat::of(w.iter().map(|w| w.0).collect()),
+            Stat::of(w.iter().map(|w| w.1).collect()),
+        )
+    };
+    let (futex_wake_short, wake_to_run_short) = wakes(20_000);
+    let (futex_wake, wake_to_run) = wakes(1_000_000);
     let ctx = trials(n, || same_cpu_switch(if quick { 5_000 } else { 20_000 }));
-    let slack = median(
+    let slack = Stat::of(
         (0..if quick { 10 } else { 50 })
             .map(|_| {
                 let t = Instant::now();
@@ -321,12 +368,13 @@ fn main() {
         .unwrap_or_default();
     let load = read("/proc/loadavg").unwrap_or_default();
     let here = format!(
-        "measured here by lwlock/examples/lwsim_calibrate.rs on {when} ({model}, {ncpu} CPUs, kernel {kernel}, loadavg {load}), median of trials"
+        "measured here by lwlock/examples/lwsim_calibrate.rs on {when} ({model}, {ncpu} CPUs, kernel {kernel}, loadavg {load}); valid for comparisons run in the same session"
     );
-    let e = |v: f64, how: &str| {
+    let e = |v: Stat, how: &str| {
         format!(
-            "{{ \"value\": {:.3}, \"source\": \"{here}: {how}\" }}",
-            v.max(0.0)
+            "{{ \"value\": {:.3}, \"source\": \"{here}: {how}, {}\" }}",
+            v.median.max(0.0),
+            v.describe()
         )
     };
     let costs = [
@@ -337,18 +385,18 @@ fn main() {
         ("pause_ns", e(pause, "spin_loop (PAUSE) loop, per PAUSE")),
         ("memory_ns", e(memory, "pointer chase over 128-256 MiB, one slot per line")),
         ("transfer_smt_ns", e(transfer, &format!("no SMT siblings here ({tpc} thread(s) per core): the same-L3 value"))),
-        ("transfer_l3_ns", e(transfer, "CAS ping-pong of one AtomicBool between CPUs 0 and 1, one-way = round trip / 2, minimum of the trials")),
+        ("transfer_l3_ns", e(transfer, "CAS ping-pong of one AtomicBool between CPUs 0 and 1, one-way = round trip / 2")),
         ("transfer_socket_ns", e(transfer, &format!("{sockets} socket(s), one L3 here: the same-L3 value"))),
         ("transfer_remote_ns", e(transfer, "no second socket here: the same-L3 value (unused)")),
         ("syscall_ns", e(syscall, "FUTEX_WAKE with no waiter, per call")),
-        ("futex_wake_ns", e(futex_wake, "waker's time in FUTEX_WAKE that wakes a sleeper on another CPU")),
-        ("wake_to_run_ns", e(wake_to_run, "from before FUTEX_WAKE to the woken thread running, another CPU")),
+        ("futex_wake_ns", e(futex_wake, &format!("waker's time in FUTEX_WAKE that wakes a sleeper on another CPU idle for 1 ms (after a 20 us idle: {:.0} ns, {})", futex_wake_short.median, futex_wake_short.describe()))),
+        ("wake_to_run_ns", e(wake_to_run, &format!("from before FUTEX_WAKE to the woken thread running, another CPU idle for 1 ms (after a 20 us idle: {:.0} ns, {})", wake_to_run_short.median, wake_to_run_short.describe()))),
         ("context_switch_ns", e(ctx, "futex token passed between two threads pinned to one CPU, per switch (includes the wait/wake system calls)")),
         ("time_slice_ns", format!("{{ \"value\": {slice_ns:.0}, \"source\": \"computed for {ncpu} CPUs: base slice {base_ms} ms x (1 + ilog2(min(ncpus, 8))) (kernel/sched/fair.c; 0.70 ms base from 6.15, commit 2ae891b826958b)\" }}")),
         ("timer_slack_ns", e(slack, "overshoot of std::thread::sleep(1 ms)")),
     ];
     let mut json = String::from("{\n  \"name\": \"this-machine\",\n");
-    json += &format!("  \"description\": \"calibrated: {model}, {ncpu} CPUs, on {when}\",\n");
+    json += &format!("  \"description\": \"calibrated: {model}, {ncpu} CPUs, on {when}; valid only for comparisons run in the same session as this calibration\",\n");
     json += &format!(
         "  \"topology\": {{ \"sockets\": {sockets}, \"cores_per_socket\": {cores_per_socket}, \"threads_per_core\": {tpc}, \"cores_per_l3\": {cores_per_l3}, \"source\": \"/sys/devices/system/cpu topology and cache/index3 on this machine\" }},\n"
     );
@@ -362,5 +410,45 @@ fn main() {
     json += "  }\n}\n";
     std::fs::write(&out, &json).unwrap_or_else(|e| panic!("{out}: {e}"));
     print!("{json}");
-    eprintln!("wrote {out}");
+    let table: [(&str, Stat); 17] = [
+        ("load_hit_ns", load_hit),
+        ("store_hit_ns", store_hit),
+        ("rmw_hit_ns", rmw_hit),
+        ("mfence_ns", mfence),
+        ("pause_ns", pause),
+        ("memory_ns", memory),
+        ("transfer_l3_ns (one-way)", transfer),
+        ("syscall_ns", syscall),
+        ("futex_wake_ns, 20 us idle", futex_wake_short),
+        ("futex_wake_ns, 1 ms idle", futex_wake),
+        ("wake_to_run_ns, 20 us idle", wake_to_run_short),
+        ("wake_to_run_ns, 1 ms idle", wake_to_run),
+        ("context_switch_ns", ctx),
+        ("timer_slack_ns", slack),
+        ("(time_slice_ns, computed)", Stat::of(vec![slice_ns])),
+        ("(cpus)", Stat::of(vec![ncpu as f64])),
+        (
+            "(load average, 1 min)",
+            Stat::of(vec![load
+                .split(' ')
+                .next()
+                .and_then(|x| x.parse().ok())
+                .unwrap_or(f64::NAN)]),
+        ),
+    ];
+    eprintln!(
+        "{:<28} {:>12} {:>12} {:>12} {:>4}",
+        "figure", "median", "p10", "p90", "n"
+    );
+    for (k, v) in table {
+        eprintln!(
+            "{k:<28} {:>12.3} {:>12.3} {:>12.3} {:>4}",
+            v.median, v.p10, v.p90, v.n
+        );
+    }
+    eprintln!("wrote {out} (wake_to_run_ns and futex_wake_ns: the 1 ms idle figures)");
+    eprintln!(
+        "this profile is valid only for comparisons run in the same session as this calibration: \
+         rerun it before any comparison with real threads (the figures move between sessions)"
+    );
 }

@@ -1,0 +1,218 @@
+//! Validation that can fail: a ticket lock within one socket against the birth–death model of
+//! Boyd-Wickizer, Kaashoek, Morris and Zeldovich, "Non-scalable locks are dangerous" (Linux
+//! Symposium 2012), computed from the profile's own parameters, never fitted.
+//!
+//! The model: state k = 0..n is the number of cores holding or waiting for the lock. A core
+//! outside the lock arrives at rate `a` (one over its think time plus its ticket `fetch_add`), so
+//! the chain moves k → k+1 at rate (n − k)·a; the lock hands over at rate 1 / (s + c·k/2), with `s`
+//! the serial section (the critical section plus the release store's line transfer) and `c` one
+//! line transfer: the next ticket holder's re-fetch of the now-serving line waits, on average,
+//! behind half of the k spinners' re-fetches. Throughput is Σₖ πₖ / (s + c·k/2) over the
+//! stationary distribution π. The chain assumes exponential think times, so the simulated threads
+//! draw theirs from a seeded exponential distribution.
+//!
+//! Without the c·k/2 term the same chain is a lock whose throughput levels off and stays flat (an
+//! MCS-like hand-off); [`the_chain_separates_collapse_from_a_flat_lock`] checks that the ±25 %
+//! band of the simulated test excludes such a lock at the socket's larger core counts, so the
+//! simulated test fails for a model that does not collapse.
+
+use lwsim::atomic::AtomicU64;
+use lwsim::profile::cost;
+use lwsim::{now_nanos, Profile, SimConfig};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+
+#[global_allocator]
+static LINE_ALIGNED: lwsim::LineAligned = lwsim::LineAligned;
+
+/// A value alone on its 64-byte line.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+struct Padded<T>(T);
+
+/// The critical section (ns of computation, no shared memory).
+const CS_NS: f64 = 100.0;
+/// The mean think time between a release and the next acquire (ns, exponential).
+const THINK_NS: f64 = 1000.0;
+/// Virtual warm-up and measurement window (ns).
+const WARM_NS: u64 = 20_000;
+const WINDOW_NS: u64 = 300_000;
+/// The band the simulation must stay in, relative to the chain.
+const TOLERANCE: f64 = 0.25;
+const PROFILE: &str = "xeon-2s-broadwell";
+
+/// A ticket lock: `next` hands out tickets (`fetch_add`), `serving` says whose turn it is; a
+/// waiter spins on loads of `serving` with a PAUSE between them; release is a plain store. The
+/// two counters sit on lines of their own (Linux's ticket spinlock keeps both in one word; the
+/// chain models only the now-serving line's hand-off).
+#[derive(Debug, Default)]
+struct TicketLock {
+    next: Padded<AtomicU64>,
+    serving: Padded<AtomicU64>,
+}
+
+impl TicketLock {
+    fn lock(&self) -> u64 {
+        let t = self.next.0.fetch_add(1, Ordering::Relaxed);
+        while self.serving.0.load(Ordering::Acquire) != t {
+            lwsim::pause();
+        }
+        t
+    }
+    fn unlock(&self, ticket: u64) {
+        self.serving.0.store(ticket + 1, Ordering::Release);
+    }
+}
+
+/// The model's parameters from a profile: (a per ns, s in ns, c in ns).
+fn chain_params(p: &Profile) -> (f64, f64, f64) {
+    let ns = |i: usize| p.ps(i) as f64 / 1000.0;
+    let c = ns(cost::TRANSFER_L3);
+    let s = CS_NS + c;
+    let a = 1.0 / (THINK_NS + c + ns(cost::RMW_HIT));
+    (a, s, c)
+}
+
+/// Throughput (acquisitions per second) of the birth–death chain at `n` cores; `collapse` false
+/// drops the c·k/2 term (a hand-off whose cost does not grow with the waiters).
+fn chain_throughput(n: usize, a: f64, s: f64, c: f64, collapse: bool) -> f64 {
+    let service_ns = |k: usize| s + if collapse { c * k as f64 / 2.0 } else { 0.0 };
+    // π_k ∝ Π_{i<k} λ_i / μ_{i+1}, λ_i = (n − i)·a, μ_k = 1 / service(k).
+    let mut pi = vec![1.0f64];
+    for k in 1..=n {
+        let prev = pi[k - 1];
+        pi.push(prev * (n - k + 1) as f64 * a * service_ns(k));
+    }
+    let z: f64 = pi.iter().sum();
+    (1..=n).map(|k| pi[k] / z / service_ns(k)).sum::<f64>() * 1e9
+}
+
+fn xorshift(x: &mut u64) -> u64 {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    *x
+}
+
+/// An exponential draw with mean `mean` (ns), from 53 random bits.
+fn exponential(rng: &mut u64, mean: f64) -> u64 {
+    let u = ((xorshift(rng) >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+    (-mean * u.ln()).round() as u64
+}
+
+/// `n` cores take the ticket lock for the window; acquisitions per virtual second.
+fn simulate(p: &Profile, n: usize) -> f64 {
+    let count = Arc::new(Mutex::new(0u64));
+    let out = count.clone();
+    lwsim::run(SimConfig::new(p.clone(), n), move || {
+        let lock = Arc::new(TicketLock::default());
+        let hs: Vec<_> = (0..n as u64)
+            .map(|i| {
+                let lock = lock.clone();
+                lwsim::thread::spawn(move || {
+                    let mut rng = 0x9E37_79B9_7F4A_7C15 ^ ((i + 1) << 32);
+                    let mut mine = 0u64;
+                    loop {
+                        lwsim::compute(exponential(&mut rng, THINK_NS));
+                        let t = lock.lock();
+                        let at = now_nanos();
+                        if at >= WARM_NS + WINDOW_NS {
+                            lock.unlock(t);
+                            return mine;
+                        }
+                        if at >= WARM_NS {
+                            mine += 1;
+                        }
+                        lwsim::compute(CS_NS as u64);
+                        lock.unlock(t);
+                    }
+                })
+            })
+            .collect();
+        let total: u64 = hs.into_iter().map(|h| h.join().unwrap()).sum();
+        *out.lock().unwrap() = total;
+    });
+    let total = *count.lock().unwrap();
+    total as f64 / (WINDOW_NS as f64 * 1e-9)
+}
+
+/// The test can fail: a lock that stays flat past its peak (the chain without the c·k/2 term, or
+/// the chain's own peak held constant) lies outside the ±25 % band at the socket's larger core
+/// counts.
+#[test]
+fn the_chain_separates_collapse_from_a_flat_lock() {
+    let p = Profile::builtin(PROFILE).unwrap();
+    let (a, s, c) = chain_params(&p);
+    let mut peak = 0.0f64;
+    let mut missed_flat = Vec::new();
+    let mut missed_peak = Vec::new();
+    for n in 2..=p.cores_per_socket {
+        let model = chain_throughput(n, a, s, c, true);
+        let flat = chain_throughput(n, a, s, c, false);
+        peak = peak.max(model);
+        if (flat / model - 1.0).abs() > TOLERANCE {
+            missed_flat.push(n);
+        }
+        if (peak / model - 1.0).abs() > TOLERANCE {
+            missed_peak.push(n);
+        }
+    }
+    println!("outside ±25 %: no c·k/2 term at {missed_flat:?}; peak held flat at {missed_peak:?}");
+    assert!(
+        missed_flat.len() >= 4 && missed_flat.contains(&p.cores_per_socket),
+        "the band does not exclude a lock without the c·k/2 term: {missed_flat:?}"
+    );
+    assert!(
+        missed_peak.len() >= 3 && missed_peak.contains(&p.cores_per_socket),
+        "the band does not exclude a lock that stays at its peak: {missed_peak:?}"
+    );
+}
+
+/// The ticket lock simulated on one socket of `xeon-2s-broadwell` (cores 0..18, no SMT sibling,
+/// one L3) against the chain, within ±25 % at every core count 2..18.
+///
+/// Ignored while it fails: on the coherence model of this commit the simulation falls below the
+/// band from 12 cores (sim/chain 0.72 at 12, 0.65 at 18) and tracks a chain with c·(k − 1) in
+/// place of c·k/2, because every load of the Shared now-serving line holds the line for a whole
+/// transfer, first come first served, so the release store waits behind all the spinners'
+/// re-fetches, not half of them.
+#[test]
+#[ignore = "fails on this coherence model: sim/chain 0.65-0.72 at 12-18 cores (the release waits \
+            behind every spinner's re-fetch); run with --ignored"]
+fn ticket_lock_within_one_socket_matches_the_ols12_chain() {
+    let mut p = Profile::builtin(PROFILE).unwrap();
+    // `LWSIM_SET=KEY=VALUE,...` overrides profile keys for a sensitivity run (printed below); the
+    // chain is recomputed from the overridden values.
+    if let Ok(spec) = std::env::var("LWSIM_SET") {
+        p.set_all(&spec).unwrap();
+        println!("overrides: {spec}");
+    }
+    let (a, s, c) = chain_params(&p);
+    println!(
+        "{PROFILE}: c = {c} ns (transfer_l3_ns), s = cs {CS_NS} + c = {s} ns, \
+         1/a = think {THINK_NS} + c + rmw_hit_ns = {:.1} ns",
+        1.0 / a
+    );
+    println!("cores  sim Mops/s  chain Mops/s  sim/chain  flat chain  flat/chain");
+    let mut misses = Vec::new();
+    for n in 2..=p.cores_per_socket {
+        let sim = simulate(&p, n);
+        let model = chain_throughput(n, a, s, c, true);
+        let flat = chain_throughput(n, a, s, c, false);
+        let r = sim / model;
+        println!(
+            "{n:>5}  {:>10.3}  {:>12.3}  {r:>9.2}  {:>10.3}  {:>10.2}",
+            sim / 1e6,
+            model / 1e6,
+            flat / 1e6,
+            flat / model
+        );
+        if (r - 1.0).abs() > TOLERANCE {
+            misses.push((n, r));
+        }
+    }
+    assert!(
+        misses.is_empty(),
+        "outside ±25 % of the OLS'12 chain at (cores, sim/chain): {misses:?}"
+    );
+}
