@@ -168,49 +168,92 @@ fn the_chain_separates_collapse_from_a_flat_lock() {
     );
 }
 
-/// The ticket lock simulated on one socket of `xeon-2s-broadwell` (cores 0..18, no SMT sibling,
-/// one L3) against the chain, within ±25 % at every core count 2..18.
-///
-/// Ignored while it fails: on the coherence model of this commit the simulation falls below the
-/// band from 12 cores (sim/chain 0.72 at 12, 0.65 at 18) and tracks a chain with c·(k − 1) in
-/// place of c·k/2, because every load of the Shared now-serving line holds the line for a whole
-/// transfer, first come first served, so the release store waits behind all the spinners'
-/// re-fetches, not half of them.
-#[test]
-#[ignore = "fails on this coherence model: sim/chain 0.65-0.72 at 12-18 cores (the release waits \
-            behind every spinner's re-fetch); run with --ignored"]
-fn ticket_lock_within_one_socket_matches_the_ols12_chain() {
-    let mut p = Profile::builtin(PROFILE).unwrap();
-    // `LWSIM_SET=KEY=VALUE,...` overrides profile keys for a sensitivity run (printed below); the
-    // chain is recomputed from the overridden values.
-    if let Ok(spec) = std::env::var("LWSIM_SET") {
-        p.set_all(&spec).unwrap();
-        println!("overrides: {spec}");
-    }
-    let (a, s, c) = chain_params(&p);
+/// The simulated ticket lock beside the chain at 2..(socket size): (cores, sim, chain, flat chain).
+fn table(p: &Profile) -> Vec<(usize, f64, f64, f64)> {
+    let (a, s, c) = chain_params(p);
     println!(
         "{PROFILE}: c = {c} ns (transfer_l3_ns), s = cs {CS_NS} + c = {s} ns, \
          1/a = think {THINK_NS} + c + rmw_hit_ns = {:.1} ns",
         1.0 / a
     );
     println!("cores  sim Mops/s  chain Mops/s  sim/chain  flat chain  flat/chain");
-    let mut misses = Vec::new();
-    for n in 2..=p.cores_per_socket {
-        let sim = simulate(&p, n);
-        let model = chain_throughput(n, a, s, c, true);
-        let flat = chain_throughput(n, a, s, c, false);
+    (2..=p.cores_per_socket)
+        .map(|n| {
+            let sim = simulate(p, n);
+            let model = chain_throughput(n, a, s, c, true);
+            let flat = chain_throughput(n, a, s, c, false);
+            println!(
+                "{n:>5}  {:>10.3}  {:>12.3}  {:>9.2}  {:>10.3}  {:>10.2}",
+                sim / 1e6,
+                model / 1e6,
+                sim / model,
+                flat / 1e6,
+                flat / model
+            );
+            (n, sim, model, flat)
+        })
+        .collect()
+}
+
+fn profile_with_overrides() -> Profile {
+    let mut p = Profile::builtin(PROFILE).unwrap();
+    // `LWSIM_SET=KEY=VALUE,...` overrides profile keys for a sensitivity run (printed); the
+    // chain is recomputed from the overridden values.
+    if let Ok(spec) = std::env::var("LWSIM_SET") {
+        p.set_all(&spec).unwrap();
+        println!("overrides: {spec}");
+    }
+    p
+}
+
+/// What holds on the profile as shipped (in the test command): within ±25 % of the chain at
+/// every core count up to the chain's peak, and past it never above the band (the model collapses
+/// at least as steeply as the chain; a flat lock, see above, is far above it).
+#[test]
+fn ticket_lock_matches_the_ols12_chain_to_its_peak_and_collapses_at_least_as_steeply() {
+    let rows = table(&profile_with_overrides());
+    let peak_at = rows
+        .iter()
+        .max_by(|x, y| x.2.total_cmp(&y.2))
+        .map(|r| r.0)
+        .unwrap();
+    for &(n, sim, model, _) in &rows {
         let r = sim / model;
-        println!(
-            "{n:>5}  {:>10.3}  {:>12.3}  {r:>9.2}  {:>10.3}  {:>10.2}",
-            sim / 1e6,
-            model / 1e6,
-            flat / 1e6,
-            flat / model
-        );
-        if (r - 1.0).abs() > TOLERANCE {
-            misses.push((n, r));
+        if n <= peak_at {
+            assert!(
+                (r - 1.0).abs() <= TOLERANCE,
+                "{n} cores (≤ the chain's peak at {peak_at}): sim/chain {r:.2}"
+            );
+        } else {
+            assert!(
+                r <= 1.0 + TOLERANCE,
+                "{n} cores: sim/chain {r:.2}, flatter than the chain"
+            );
         }
     }
+}
+
+/// The acceptance check as the issue states it: within ±25 % at every core count 2..18.
+///
+/// Ignored while it fails (a finding, the profile untouched): past the chain's peak (8 cores) the
+/// simulation collapses more steeply, sim/chain 0.73 at 9 cores to 0.60 at 18, because with
+/// `shared_load_occupancy` 1 every re-fetch of the Shared now-serving line holds it for a whole
+/// transfer, and the release store's ownership request then queues behind the re-fetches still
+/// pending, so a hand-off costs about c·k rather than c·k/2. The OLS'12 paper reports the same
+/// direction for its measurements (collapse steeper than its model). With occupancy 0.5 (the
+/// chain's own assumption, that a hand-off waits behind half the re-fetches) the simulation is
+/// within 5 % at every core count: the value that would pass it is the model's assumption, not a
+/// measurement, so the profile keeps its sourced value.
+#[test]
+#[ignore = "fails on the shipped profile: sim/chain 0.60-0.73 at 9-18 cores (a hand-off waits \
+            behind every pending re-fetch); run with --ignored"]
+fn ticket_lock_within_one_socket_matches_the_ols12_chain() {
+    let rows = table(&profile_with_overrides());
+    let misses: Vec<_> = rows
+        .iter()
+        .map(|&(n, sim, model, _)| (n, sim / model))
+        .filter(|&(_, r)| (r - 1.0).abs() > TOLERANCE)
+        .collect();
     assert!(
         misses.is_empty(),
         "outside ±25 % of the OLS'12 chain at (cores, sim/chain): {misses:?}"
