@@ -16,9 +16,11 @@
 //! * **Coherence model** ([`machine`]): a directory entry per 64-byte line (owner in Modified, or a
 //!   sharer set), each access charged by case (hit; load of a line Modified elsewhere; load of a
 //!   Shared line; store/RMW that needs ownership, from a Modified owner or invalidating sharers;
-//!   first touch from memory) and by distance (SMT sibling, same L3, same socket, other socket).
-//!   Every miss queues on its line: a line serves one transfer at a time, which is what makes one
-//!   hot word collapse. Plain data is charged with [`touch`].
+//!   first touch from memory) and by distance (SMT sibling, same L3, same socket, other socket),
+//!   with a seeded latency spread. A miss books its line's next slot and takes effect when the line
+//!   arrives (the grant), not when it was requested; a new owner keeps the line for a residency
+//!   window; requests waiting for a busy line are arbitrated in a seeded, not first-come, order;
+//!   plain stores go through a store buffer (x86-TSO). Plain data is charged with [`touch`].
 //! * **OS model**: futex wait/wake system-call costs and wake-to-run latency, timed sleeps that
 //!   advance the sleeper's clock (plus timer slack), per-core run queues with a time slice and a
 //!   context-switch cost when there are more threads than cores, wakeups placed on an idle core if

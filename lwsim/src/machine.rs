@@ -16,23 +16,59 @@
 //! A directory entry per 64-byte line (`Line`): `owner` (a hardware thread holding it Modified or
 //! Exclusive) or a sharer set. Costs by case (profile keys in brackets):
 //!
-//! | access | line state | cost | queued |
+//! | access | line state | cost | booked |
 //! |---|---|---|---|
 //! | load | owned or shared by me | `load_hit` | no |
 //! | load | Modified at `o` | transfer(me, o) → both share it | yes |
 //! | load | Shared by others | transfer(me, nearest sharer) | yes |
 //! | store/RMW | owned by me | `store_hit` / `rmw_hit` | no |
 //! | store/RMW | Modified at `o` | transfer(me, o) (+ `rmw_hit`) → I own it | yes |
-//! | store/RMW | Shared by others | transfer(me, farthest sharer) (+ `rmw_hit`): invalidation | yes |
+//! | store/RMW | Shared by others | transfer(me, farthest sharer) + `invalidate_per_sharer` × (sharers − 1) (+ `rmw_hit`) | yes |
 //! | any | never touched | `memory` (+ `rmw_hit`) | yes |
 //!
 //! transfer(a, b) is `transfer_smt`, `transfer_l3`, `transfer_socket` or `transfer_remote` by
-//! where the two hardware threads sit. A queued access starts when the line is free
-//! (`busy_until`) and holds it for its whole cost: one transfer at a time per line. The wait is
-//! counted as `line_wait`. A load of a line Shared elsewhere holds it for the profile's
-//! `shared_load_occupancy` fraction of its cost (default 1, the Boyd-Wickizer et al. model in
-//! which a hand-off waits behind the spinners' re-fetches; 0 lets shared reads overlap).
-//! Lines are never evicted (no capacity model).
+//! where the two hardware threads sit, times a seeded draw uniform in `[1 − jitter, 1 + jitter]`
+//! (the published spread of core-to-core latencies; `model.jitter`).
+//!
+//! **When an access takes effect.** An access is two phases. At its request the task's clock is
+//! the request time: a hit is served at once. A miss *books* the line's next slot: its transfer
+//! starts when the line is free (`busy_until`) and, for a line with an owner, when the owner's
+//! residency window has ended; it arrives (the *grant*) one transfer later, and grants keep
+//! booking order. The task's clock moves to the grant, and only when every other task's earlier
+//! events have run (a second scheduling point, which no preemption can enter: the hardware
+//! completes the access) does the operation read and write its value, and does the line's
+//! *granted* state become the requester's. So a CAS whose expected value was read before another
+//! core's grant fails, as on hardware, and an owner keeps hitting its line until the booked
+//! transfer starts. The state a new request is charged against is the *tail* state (after every
+//! booked transfer); hits are checked against the granted state.
+//!
+//! **Residency** (`model.residency_ns`): a new owner keeps the line that long (jittered) before
+//! the next booked transfer may start, at least for its own RMW; its accesses in the window hit.
+//! Real cores answer a snoop only after a few local operations, which is why a thread does several
+//! `fetch_add`s per line ownership and a 2-thread CAS loop needs about 1.5 CAS per success, not 2.
+//!
+//! **Arbitration** (`model.arbitration`, `model.arbitration_local`): requests that find the line
+//! busy are not served first come, first served: each draws a delay uniform over a fraction of the
+//! time until the line is free (scaled by `arbitration_local` on the owner's socket) and requests
+//! again; the first to request after its delay is booked first. The delay never extends past the
+//! time the line would have been free, so a winner pays nothing for arbitration.
+//!
+//! **Shared loads** hold the line for the profile's `shared_load_occupancy` fraction of their cost
+//! (1: the Boyd-Wickizer et al. model, every re-fetch serialized; 0 lets shared reads overlap).
+//!
+//! **Store buffer** (`model.store_buffer_entries`; 0 = none): a plain (non-SeqCst) atomic store or
+//! a `touch` write retires at the issue cost and is buffered: it books its line like any store,
+//! and its value is written when the line arrives and every older buffered store of the thread is
+//! visible (x86-TSO's program-order visibility). The thread's own loads of that atomic read the
+//! buffered value (forwarding). An RMW, an `mfence`, a system call (futex, sleep, yield) or the
+//! thread's exit waits for the buffer to drain; a full buffer stalls the next store until its
+//! oldest entry drains. The supervisor (main task) has no store buffer.
+//!
+//! Limits: lines are never evicted (no capacity model); SMT siblings are separate hardware threads
+//! at full speed that only transfer lines cheaply (`transfer_smt`), not sharing a core's issue
+//! slots or its L1; there is no interconnect bandwidth limit beyond one transfer per line at a
+//! time; prefetching, speculation and memory-level parallelism of one thread's misses are not
+//! modelled (a thread's loads and RMWs are served one after another).
 //!
 //! # OS
 //! Each simulated thread (a task spawned with `thread::spawn`) needs a core: on start or
