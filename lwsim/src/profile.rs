@@ -103,20 +103,32 @@ pub struct ModelKey {
 }
 
 /// The model parameters (the `"model"` section; every one optional, each with its source).
-pub const MODEL_KEYS: &[ModelKey] = &[ModelKey {
-    key: "shared_load_occupancy",
-    default: 1.0,
-    range: (0.0, 1.0),
-    doc: "fraction of its cost for which a load of a line Shared elsewhere holds the line against \
-          the next request (1: every miss is one serialized transfer, the Boyd-Wickizer et al. \
-          assumption that a hand-off waits behind the spinners' re-fetches; 0: shared reads overlap \
-          and only ownership changes serialize)",
-}];
+pub const MODEL_KEYS: &[ModelKey] = &[
+    ModelKey {
+        key: "shared_load_occupancy",
+        default: 1.0,
+        range: (0.0, 1.0),
+        doc: "fraction of its cost for which a load of a line Shared elsewhere holds the line \
+              against the next request (1: every miss is one serialized transfer, the \
+              Boyd-Wickizer et al. assumption that a hand-off waits behind the spinners' \
+              re-fetches; 0: shared reads overlap and only ownership changes serialize)",
+    },
+    ModelKey {
+        key: "instruction_ns",
+        default: 0.0,
+        range: (0.0, 10.0),
+        doc: "time of one instruction between memory operations, ns (the lock paths announce \
+              their instruction counts with `lwsim::instructions(n)`, counted from their \
+              release-build disassembly; 0: instructions cost nothing, only memory operations \
+              take time)",
+    },
+];
 
 /// Indices into [`Profile::model`].
 #[allow(missing_docs)]
 pub mod model {
     pub const SHARED_LOAD_OCCUPANCY: usize = 0;
+    pub const INSTRUCTION_NS: usize = 1;
 }
 
 /// Indices into [`Profile::costs_ps`].
