@@ -28,6 +28,13 @@
 //! # State
 //! The lock word's bits, the table of its states, the invariants and the memory orderings are
 //! documented once, with the bits, in [`layout`] (`lwlock::layout`).
+//!
+//! # Instruction time
+//! The `instructions(n)` calls announce the release build's instruction counts between the
+//! memory operations of `LWLockAttemptLock` and `LWLockRelease` (exact for the uncontended
+//! paths) and, coarsely, of the wait-list paths to the simulator; they compile to nothing outside
+//! `--cfg lwsim`. The counts and how they were taken: the design document's simulator section,
+//! "Instruction time".
 
 mod adaptive_spin;
 mod dropin;
@@ -41,7 +48,7 @@ use crate::proclist::ProcList;
 use crate::raw::{AcquireOrWait, Mode, RawLwLock, RawLwLockVar, VarWait};
 use crate::s_lock::{SpinDelay, SpinDelayConfig};
 use crate::stats::{LockStats, Stat, StatsCounters};
-use crate::sync::{AtomicU32, AtomicU64, Ordering, UnsafeCell};
+use crate::sync::{instructions, AtomicU32, AtomicU64, Ordering, UnsafeCell};
 use crate::wait_event::{Tranche, WaitEvent};
 use layout::{
     HANDOFF, HAS_WAITERS, LOCKED, LOCK_MASK, MAX_SHARED, RELEASE_OK, SHARED_MASK, UPGRADABLE,
@@ -280,12 +287,17 @@ impl<P: Policy> AtomicLwLock<P> {
                     (free, if free { old + add } else { old })
                 }
             };
+            // The tests and the new value between the load (or a failed CAS) and the CAS.
+            instructions(if want == Want::Exclusive { 5 } else { 8 });
             // Acquire on success: the critical section (if `free`) starts after this CAS.
             match self
                 .state
                 .compare_exchange_weak(old, new, Ordering::Acquire, Ordering::Relaxed)
             {
-                Ok(_) if free => return Attempt::Acquired,
+                Ok(_) if free => {
+                    instructions(3); // the CAS's test, the result and the return
+                    return Attempt::Acquired;
+                }
                 Ok(_) => return Attempt::MustWait,
                 Err(now) => old = now,
             }
@@ -313,11 +325,13 @@ impl<P: Policy> AtomicLwLock<P> {
 
     #[cold]
     fn wait_list_lock_slow(&self) {
+        instructions(20); // coarse: the call and `init_local_spin_delay`
         loop {
             let mut delay =
                 SpinDelay::new(Tranche::from_id(self.tranche), &SpinDelayConfig::POSTGRES);
             // Read-only spinning until the bit looks clear.
             while self.state.load(Ordering::Relaxed) & LOCKED != 0 {
+                instructions(5); // per failed probe, besides its PAUSE (as `s_lock`'s)
                 delay.perform();
             }
             self.stats.bump(Stat::SpinDelay, delay.finish() as u64);
@@ -361,6 +375,7 @@ impl<P: Policy> AtomicLwLock<P> {
             lw_waiting::NOT_WAITING,
             "queueing for an LWLock while already waiting"
         );
+        instructions(10); // coarse: the assertion and the call
         self.wait_list_lock();
         // Relaxed: see "No lost wakeup" in the module docs; only the word's modification order
         // matters, and this RMW precedes our re-check CAS on the same word.
@@ -382,6 +397,7 @@ impl<P: Policy> AtomicLwLock<P> {
                 }
             })
         };
+        instructions(20); // coarse: the list insertion
         self.wait_list_unlock();
     }
 
@@ -391,6 +407,7 @@ impl<P: Policy> AtomicLwLock<P> {
     /// operations, which grant nothing).
     fn dequeue_self(&self, me: &Proc) -> bool {
         self.stats.bump(Stat::DequeueSelf, 1);
+        instructions(10); // coarse: the call
         self.wait_list_lock();
         // Under LOCKED, a waker that detached us already set PENDING_WAKEUP (invariant 5): O(1).
         let on_list = me.lw_waiting.load(Ordering::Relaxed) == lw_waiting::WAITING;
@@ -403,6 +420,7 @@ impl<P: Policy> AtomicLwLock<P> {
                 l.is_empty()
             })
         };
+        instructions(25); // coarse: the list deletion and the emptiness test
         if empty && self.state.load(Ordering::Relaxed) & HAS_WAITERS != 0 {
             self.state.fetch_and(!HAS_WAITERS, Ordering::Relaxed);
         }
@@ -435,6 +453,7 @@ impl<P: Policy> AtomicLwLock<P> {
     fn wakeup(&self) {
         let mut wake = ProcList::EMPTY;
         let mut release_ok = true;
+        instructions(11); // the prologue, up to the wait-list bit's RMW
         self.wait_list_lock();
         // SAFETY: LOCKED is held.
         let empty = unsafe {
@@ -442,6 +461,7 @@ impl<P: Policy> AtomicLwLock<P> {
                 let mut woke_nonfree = false;
                 let mut cur = l.first();
                 while let Some(w) = cur {
+                    instructions(40); // coarse, per scanned waiter: the list calls and tests
                     cur = ProcList::next_of(w);
                     let mode = w.lw_mode.load(Ordering::Relaxed);
                     if woke_nonfree && mode == lw_mode::EXCLUSIVE {
@@ -463,6 +483,7 @@ impl<P: Policy> AtomicLwLock<P> {
             })
         };
         // One CAS updates the flags and releases LOCKED, so no queuer slips in between.
+        instructions(10); // the flags' new value
         let mut old = self.state.load(Ordering::Relaxed);
         loop {
             debug_assert!(old & LOCKED != 0);
@@ -516,6 +537,8 @@ impl<P: Policy> AtomicLwLock<P> {
             wake.pop_head();
         }
         while let Some(w) = wake.pop_head() {
+            // Coarse, per woken waiter: the pop and the post's setup.
+            instructions(15);
             // Release: the unlink (done by pop_head just now) is visible before the waiter can
             // see NOT_WAITING and queue itself elsewhere.
             // Mutant `wake_relaxed_not_waiting` (models only): a waiter that wakes on a foreign
@@ -533,6 +556,7 @@ impl<P: Policy> AtomicLwLock<P> {
 
     #[cold]
     fn acquire_slow(&self, mode: Mode) -> bool {
+        instructions(20); // coarse: the call, the prologue and the wait record
         let me = Proc::current();
         let wait_mode = if mode == Mode::Exclusive {
             lw_mode::EXCLUSIVE
@@ -573,6 +597,7 @@ impl<P: Policy> AtomicLwLock<P> {
                 Attempt::MustWait => {}
             }
             // Phase 4: sleep until woken, then compete again (no handoff).
+            instructions(12); // coarse: the wait event and the sleep loop's setup
             self.stats.bump(Stat::Block, 1);
             extra += Self::sleep_until_woken(me, WaitEvent::lwlock(Tranche::from_id(self.tranche)));
             crit.end();
@@ -736,7 +761,9 @@ unsafe impl<P: Policy> RawLwLock for AtomicLwLock<P> {
         } else {
             Ordering::Release
         };
+        instructions(1); // the delta
         let old = self.state.fetch_sub(delta, order);
+        instructions(4); // the new value, the one test and the return
         debug_assert!(
             if mode == Mode::Exclusive {
                 old & VAL_EXCLUSIVE != 0

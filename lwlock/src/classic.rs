@@ -43,6 +43,12 @@
 //! The spinlock's Acquire TAS / Release store order all fields and the protected data. The
 //! waker's NOT_WAITING store is Release (the `pg_write_barrier` of `37de8de9e3`), paired with the
 //! waiter's Acquire load.
+//!
+//! # Instruction time
+//! The `instructions(n)` calls announce the release build's instruction counts between the
+//! memory operations of the uncontended paths (and, coarsely, of the wait paths) to the
+//! simulator; they compile to nothing outside `--cfg lwsim`. The counts and how they were taken:
+//! the design document's simulator section, "Instruction time".
 
 use crate::elog::CritSection;
 use crate::layout::MAX_SHARED;
@@ -51,7 +57,7 @@ use crate::proclist::ProcList;
 use crate::raw::{AcquireOrWait, Mode, RawLwLock};
 use crate::s_lock::SpinLock;
 use crate::stats::{LockStats, Stat, StatsCounters};
-use crate::sync::{AtomicU32, Ordering, UnsafeCell};
+use crate::sync::{instructions, AtomicU32, Ordering, UnsafeCell};
 use crate::wait_event::{Tranche, WaitEvent};
 
 /// `held` bit for an exclusive holder; the low bits count shared holders.
@@ -171,6 +177,7 @@ impl RawClassicLwLock {
         match mode {
             Mode::Exclusive if st.exclusive == 0 && st.shared == 0 => {
                 st.exclusive = 1;
+                instructions(8); // the TAS's test, the field tests and update
                 self.held.store(HELD_EXCLUSIVE, Ordering::Relaxed);
                 Ok(true)
             }
@@ -179,6 +186,7 @@ impl RawClassicLwLock {
                     return Err(());
                 }
                 st.shared += 1;
+                instructions(9); // the TAS's test, the field tests and update
                 self.held.store(st.shared, Ordering::Relaxed);
                 Ok(true)
             }
@@ -218,9 +226,11 @@ impl RawClassicLwLock {
             lw_waiting::NOT_WAITING,
             "queueing for an LWLock while already waiting"
         );
+        instructions(6); // coarse: the assertion, the stores and the tail link
         me.lw_waiting.store(lw_waiting::WAITING, Ordering::Relaxed);
         me.lw_mode.store(mode, Ordering::Relaxed);
         st.waiters.push_tail(me);
+        instructions(20);
     }
 
     /// `LWLockAcquireCommon`.
@@ -265,6 +275,7 @@ impl RawClassicLwLock {
                 }
             };
             // Queued: nothing may unwind until a waker has taken us off the queue.
+            instructions(12); // coarse: the wait event and the sleep loop's setup
             let crit = CritSection::start("classic LWLock: sleeping on the wait queue");
             extra += self.sleep_until_woken(me);
             crit.end();
@@ -296,6 +307,8 @@ unsafe impl RawLwLock for RawClassicLwLock {
     }
 
     fn acquire(&self, mode: Mode) -> bool {
+        // The call, the prologue, the wait-record lookup and the loop's setup, up to the TAS.
+        instructions(28);
         self.stats.bump(
             if mode == Mode::Shared {
                 Stat::ShAcquire
@@ -304,7 +317,10 @@ unsafe impl RawLwLock for RawClassicLwLock {
             },
             1,
         );
-        self.acquire_common(mode)
+        let first = self.acquire_common(mode);
+        // After the unlock store: the result and the epilogue.
+        instructions(if mode == Mode::Shared { 13 } else { 14 });
+        first
     }
 
     fn conditional_acquire(&self, mode: Mode) -> bool {
@@ -347,16 +363,19 @@ unsafe impl RawLwLock for RawClassicLwLock {
     }
 
     unsafe fn release(&self, mode: Mode) {
+        instructions(12); // the call, the prologue and the wake list, up to the TAS
         let mut wake = ProcList::EMPTY;
         self.locked(|st| {
             match mode {
                 Mode::Exclusive => {
                     debug_assert_eq!(st.exclusive, 1, "LWLock released exclusive but not held so");
                     st.exclusive = 0;
+                    instructions(9); // the TAS's test, the update and the new `held` value
                 }
                 Mode::Shared => {
                     debug_assert!(st.shared > 0, "LWLock released shared but not held so");
                     st.shared -= 1;
+                    instructions(14);
                 }
             }
             self.held.store(
@@ -367,9 +386,12 @@ unsafe impl RawLwLock for RawClassicLwLock {
                 },
                 Ordering::Relaxed,
             );
+            instructions(5); // the wake test
             if st.waiters.is_empty() || st.exclusive != 0 || st.shared != 0 || !st.release_ok {
                 return;
             }
+            // Coarse: the wake selection's setup and the detach, per call.
+            instructions(30);
             // (a) skip the leading WAIT_UNTIL_FREE run (all woken).
             let mut last = st.waiters.first().expect("non-empty");
             while last.lw_mode.load(Ordering::Relaxed) == lw_mode::WAIT_UNTIL_FREE {
@@ -404,6 +426,8 @@ unsafe impl RawLwLock for RawClassicLwLock {
             }
             st.release_ok = new_release_ok;
         });
+        // After the unlock store: the wake list's test and the epilogue.
+        instructions(14);
         // Wake outside the spinlock. The detached records are reachable only from `wake`: an
         // unwind here would leave them asleep.
         let crit = CritSection::start("classic LWLock: waking detached waiters");
@@ -417,6 +441,7 @@ unsafe impl RawLwLock for RawClassicLwLock {
                 continue;
             }
             // Release: the unlink is visible before the waiter can queue again (invariant 2).
+            instructions(10); // coarse, per woken waiter: the pop and the post's setup
             w.lw_waiting
                 .store(lw_waiting::NOT_WAITING, Ordering::Release);
             w.sem.unlock();

@@ -29,7 +29,7 @@
 //! it only decides whether to try TAS, which does the ordering.
 
 use crate::proc::Proc;
-use crate::sync::{AtomicBool, Ordering, SpinEpoch};
+use crate::sync::{instructions, AtomicBool, Ordering, SpinEpoch};
 use crate::wait_event::{Tranche, WaitEvent};
 
 // The bounds of the `spins_per_delay` estimate live with the estimate, in the wait records
@@ -256,12 +256,21 @@ impl SpinLock {
     /// `s_lock`: spin with `TAS_SPIN` (test, then test-and-set) until taken.
     #[cold]
     fn lock_slow(&self, tranche: Tranche, config: &SpinDelayConfig) -> u32 {
+        // Instruction counts of the release build (the design document's "Instruction time"):
+        // 30 to the first probe (prologue, `init_local_spin_delay`), 3 from a probe that saw the
+        // lock free to the TAS, 5 per failed probe besides its PAUSE, 23 to return.
+        instructions(30);
         let mut delay = SpinDelay::new(tranche, config);
         loop {
             // TAS_SPIN: read-only until the lock looks free.
-            if !self.locked.load(Ordering::Relaxed) && self.try_lock() {
-                return delay.finish();
+            if !self.locked.load(Ordering::Relaxed) {
+                instructions(3);
+                if self.try_lock() {
+                    instructions(23);
+                    return delay.finish();
+                }
             }
+            instructions(5);
             delay.perform();
         }
     }

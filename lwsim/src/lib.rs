@@ -44,8 +44,9 @@
 //! # The modules, bottom up
 //! [`access`] (line size, access kinds) ← [`profile`], `line_profile` ← [`machine`] (clocks,
 //! directory, OS model, counters) ← `sched` ([`run`], [`SimConfig`]), [`atomic`], the OS calls
-//! (`os`: [`pause`], [`compute`], [`touch`], [`now_nanos`], [`sleep_micros`], [`futex_wait`],
-//! [`futex_wake`], [`settle`]) and [`thread`] ← [`Mutex`]. [`LineAligned`] stands alone.
+//! (`os`: [`pause`], [`compute`], [`instructions`], [`touch`], [`now_nanos`], [`sleep_micros`],
+//! [`futex_wait`], [`futex_wake`], [`settle`]) and [`thread`] ← [`Mutex`]. [`LineAligned`] stands
+//! alone.
 //!
 //! ```
 //! use lwsim::atomic::AtomicU64;
@@ -91,6 +92,8 @@ pub mod thread;
 pub use alloc::LineAligned;
 pub use machine::{totals, watch, CoreCounters, LineCounters, Report};
 pub use mutex::{Mutex, MutexGuard};
-pub use os::{compute, futex_wait, futex_wake, now_nanos, pause, settle, sleep_micros, touch};
+pub use os::{
+    compute, futex_wait, futex_wake, instructions, now_nanos, pause, settle, sleep_micros, touch,
+};
 pub use profile::Profile;
 pub use sched::{run, SimConfig};

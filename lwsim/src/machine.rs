@@ -1310,6 +1310,17 @@ pub fn charge_plain(p: Plain) {
     }
 }
 
+/// Charges `n` instructions of the running task: `n` times the profile's `instruction_ns`
+/// (rounded to whole picoseconds per instruction), no coherence traffic, and, like a PAUSE, no
+/// scheduling point (the next memory operation is one, at the later clock).
+pub fn charge_instructions(n: u32) {
+    with_machine(|m| {
+        let Some(m) = m else { return };
+        let per = (m.prof.param(crate::profile::model::INSTRUCTION_NS) * 1000.0).round() as u64;
+        m.advance(per * n as u64);
+    });
+}
+
 /// The simulated cores' counters summed so far (the supervisor's left out), or `None` outside a
 /// simulation. A harness reads it at the start and at the end of a measurement window and
 /// reports the difference, so that warm-up and tail are not counted.

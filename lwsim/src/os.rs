@@ -1,10 +1,10 @@
 //! The calls a program makes into the simulated machine's CPU and OS: a spin hint, computation,
-//! plain data accesses, the clock, timed sleeps, futex wait/wake, and the supervisor's
-//! scheduling point. Each is charged by [`crate::machine`] inside a simulation and falls back to
-//! the host (std, or the std futex emulation of `host.rs`) outside one.
+//! instruction time, plain data accesses, the clock, timed sleeps, futex wait/wake, and the
+//! supervisor's scheduling point. Each is charged by [`crate::machine`] inside a simulation and
+//! falls back to the host (std, or the std futex emulation of `host.rs`) outside one.
 //!
-//! These are what lwlock's shim calls for `spin_loop` (`SPIN_DELAY()`), `touch`, `clock_nanos`,
-//! `pg_usleep` and its futexes under `--cfg lwsim`.
+//! These are what lwlock's shim calls for `spin_loop` (`SPIN_DELAY()`), `instructions`, `touch`,
+//! `clock_nanos`, `pg_usleep` and its futexes under `--cfg lwsim`.
 
 use crate::access::{Access, Plain, LINE_SHIFT};
 use crate::atomic::AtomicU32;
@@ -20,6 +20,14 @@ pub fn pause() {
 /// think time's computation). Preemption is checked at its end.
 pub fn compute(nanos: u64) {
     machine::charge_plain(Plain::Compute(nanos * 1000));
+}
+
+/// `n` instructions between memory operations (a lock path's straight-line code): `n` times the
+/// profile's `instruction_ns` of virtual time, no coherence traffic and no scheduling point. With
+/// `instruction_ns` 0 (the default) it costs nothing; outside a simulation it does nothing.
+#[inline]
+pub fn instructions(n: u32) {
+    machine::charge_instructions(n);
 }
 
 /// Charges the lines of `[addr, addr + len)` as plain loads or stores (the protected data a

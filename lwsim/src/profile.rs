@@ -158,6 +158,15 @@ pub const MODEL_KEYS: &[ModelKey] = &[
               becomes visible when its line arrives, in program order; an RMW, an mfence, a system \
               call or a full buffer waits for it to drain; 0: every store stalls for its line",
     },
+    ModelKey {
+        key: "instruction_ns",
+        default: 0.0,
+        range: (0.0, 10.0),
+        doc: "time of one instruction between memory operations, ns (the lock paths announce \
+              their instruction counts with `lwsim::instructions(n)`, counted from their \
+              release-build disassembly; 0: instructions cost nothing, only memory operations \
+              take time)",
+    },
 ];
 
 /// Indices into [`Profile::model`].
@@ -170,6 +179,7 @@ pub mod model {
     pub const ARBITRATION_LOCAL: usize = 4;
     pub const INVALIDATE_PER_SHARER_NS: usize = 5;
     pub const STORE_BUFFER_ENTRIES: usize = 6;
+    pub const INSTRUCTION_NS: usize = 7;
 }
 
 /// Indices into [`Profile::costs_ps`].

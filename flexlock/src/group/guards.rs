@@ -4,6 +4,11 @@
 //! policies a new reader that finds operations queued drains them first. Also the direct
 //! attempt every group operation starts with (run at once if the lock is free).
 //!
+//! The `instructions(n)` calls announce the release build's instruction counts of these
+//! uncontended paths beyond the wrapped lock's own (coarse, per path; the lock's are announced by
+//! the lock) to the simulator and compile to nothing outside `--cfg lwsim`; the counts and how
+//! they were taken: the design document's simulator section, "Instruction time".
+//!
 //! Mirrors `LWLockAcquire` / `LWLockConditionalAcquire` / `LWLockRelease` of the lock a group
 //! protects, and, under the last-releaser policies, the 2011 FlexLock design's rule that "the
 //! final releaser applies all pending clears before anyone can take a new snapshot".
@@ -11,6 +16,7 @@
 use super::config::Policy;
 use super::core::{Core, Deferred, Mine};
 use crate::stats::Stat;
+use lwlock::sync::instructions;
 use lwlock::{Mode, RawLwLock, INVALID_PROC};
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
@@ -18,6 +24,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 impl<L: RawLwLock, T> Core<L, T> {
     pub(crate) fn read(&self) -> FlexReadGuard<'_, L, T> {
+        instructions(10); // the call and the policy test
         if self.policy == Policy::LastReleaser && self.list.head() != INVALID_PROC {
             // Queued operations go before a new reader (the 2011 design): drain them first.
             drop(self.write());
@@ -70,10 +77,14 @@ impl<L: RawLwLock, T> Core<L, T> {
     /// The calling thread holds the lock exclusively (through a guard being dropped).
     #[inline]
     unsafe fn release_exclusive(&self) {
-        // Holder-serves with an empty queue (the uncontended case): a plain release; the
-        // drain's load of the head is this one.
+        instructions(9); // the guard's drop and the policy tests
+                         // Holder-serves with an empty queue (the uncontended case): a plain release; the
+                         // drain's load of the head is this one.
         if self.policy == Policy::Leader || (self.holder_serves && self.list.head() == INVALID_PROC)
         {
+            if self.holder_serves {
+                instructions(4);
+            }
             // SAFETY: forwarded caller contract.
             unsafe { self.release_plain(Mode::Exclusive) };
             return;
@@ -83,6 +94,7 @@ impl<L: RawLwLock, T> Core<L, T> {
             // an empty chain (release, then the releaser half of the handshake), without
             // entering it. Same protocol, fewer instructions.
             let mut deferred = Deferred::default();
+            instructions(4);
             // SAFETY: the caller holds it exclusively. An unwinding release gave the hold up
             // (trait rule), so the re-check is still owed.
             if let Err(p) = catch_unwind(AssertUnwindSafe(|| unsafe {
@@ -92,6 +104,7 @@ impl<L: RawLwLock, T> Core<L, T> {
             }
             self.recheck_after_release(INVALID_PROC, &mut deferred);
             deferred.raise();
+            instructions(21); // the panic test and the returns
             return;
         }
         // SAFETY: forwarded caller contract.
@@ -112,6 +125,7 @@ impl<L: RawLwLock, T> Core<L, T> {
             deferred.keep(p);
         }
         deferred.raise();
+        instructions(18); // the panic test and the returns
     }
 
     /// [`release_exclusive`](Self::release_exclusive) for the last-releaser protocols.
@@ -145,8 +159,9 @@ impl<L: RawLwLock, T> Core<L, T> {
     /// # Safety
     /// The calling thread holds the lock shared.
     unsafe fn release_shared(&self) {
-        // Holder-serves: a shared release owes the queue nothing (its submitters wait for the
-        // lock in `L`'s own queue, which `L`'s release wakes), so it is a plain release.
+        instructions(14); // the guard's drop, the policy tests, the deferred panic's slot
+                          // Holder-serves: a shared release owes the queue nothing (its submitters wait for the
+                          // lock in `L`'s own queue, which `L`'s release wakes), so it is a plain release.
         let policy = if self.holder_serves {
             Policy::Leader
         } else {
@@ -176,11 +191,13 @@ impl<L: RawLwLock, T> Core<L, T> {
                 deferred.raise();
             }
         }
+        instructions(20); // the panic test and the returns
     }
 
     /// Runs `f` at once if the lock can be had exclusively without waiting. The release goes
     /// through the policy (LastReleaser drains), also if `f` panics.
     pub(super) fn try_direct<R, F: FnOnce(&mut T) -> R>(&self, f: F) -> Result<R, F> {
+        instructions(9); // the group call's entry, up to the conditional acquire
         let Some(guard) = self.try_write() else {
             return Err(f);
         };
@@ -189,6 +206,7 @@ impl<L: RawLwLock, T> Core<L, T> {
         // guard is dropped while unwinding, after the closure's frame is gone).
         let r = self.data.with_mut(move |data| f(unsafe { &mut *data }));
         drop(guard);
+        instructions(6); // the group call's return
         Ok(r)
     }
 }

@@ -38,6 +38,9 @@ impl<L: RawLwLock, T> Core<L, T> {
         F: FnOnce(&mut T) -> R + Send,
         R: Send,
     {
+        // The wait event's tranche test and the closure's move, before the direct attempt
+        // (coarse; the release build's count, see `guards.rs`).
+        lwlock::sync::instructions(13);
         let f = match self.try_direct(f) {
             Ok(r) => return r,
             Err(f) => f,

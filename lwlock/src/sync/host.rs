@@ -1,6 +1,7 @@
 //! What several backends take from the host unchanged: the `UnsafeCell` wrapper over std's cell
-//! (every backend but loom, whose cells are tracked), the real monotonic clock and the no-op
-//! [`touch`] (every backend but lwsim, which has virtual time and charges plain data).
+//! (every backend but loom, whose cells are tracked), the real monotonic clock and the no-ops
+//! [`touch`] and [`instructions`] (every backend but lwsim, which has virtual time and charges
+//! plain data and instruction time).
 //!
 //! Mirrors `instr_time`'s monotonic clock (`portability/instr_time.h`); the cell has no
 //! PostgreSQL counterpart (C accesses shared memory directly).
@@ -67,4 +68,14 @@ pub fn clock_nanos() -> u64 {
 #[inline(always)]
 pub fn touch<T: ?Sized>(ptr: *const T, len: usize, write: bool) {
     let _ = (ptr, len, write);
+}
+
+/// Announces `n` instructions of straight-line code between two memory operations of a lock path
+/// (counted from the release build's disassembly; see the simulator section of the design
+/// document). Compiles to nothing in every build but `--cfg lwsim`, where it charges `n` times
+/// the profile's `instruction_ns` of virtual time.
+#[cfg(not(lwsim))]
+#[inline(always)]
+pub fn instructions(n: u32) {
+    let _ = n;
 }

@@ -58,6 +58,13 @@ pub fn touch<T: ?Sized>(ptr: *const T, len: usize, write: bool) {
     sim::touch(ptr as *const u8 as usize, len, write);
 }
 
+/// Charges `n` instructions of a lock path's straight-line code: `n` times the profile's
+/// `instruction_ns`, no coherence traffic, no scheduling point.
+#[inline(always)]
+pub fn instructions(n: u32) {
+    sim::instructions(n);
+}
+
 /// The calling thread's virtual time in nanoseconds.
 pub fn clock_nanos() -> u64 {
     sim::now_nanos()

@@ -29,7 +29,9 @@
 //! is deliberately unfair and would otherwise report "exceeded maximum number of branches").
 //!
 //! [`touch`] charges plain (non-atomic) data a critical section reads or writes to the simulator;
-//! it compiles to nothing in every other build.
+//! it compiles to nothing in every other build. [`instructions`] announces a lock path's
+//! instruction count between two memory operations (the simulator charges the profile's
+//! `instruction_ns` per instruction); it too compiles to nothing outside `--cfg lwsim`.
 
 #[cfg(all(loom, shuttle))]
 compile_error!("--cfg loom and --cfg shuttle are mutually exclusive");

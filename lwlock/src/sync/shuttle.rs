@@ -4,7 +4,7 @@
 //! Mirrors what the std backend (`sync/std.rs`) mirrors: `pg_atomic_*`, the semaphore's futex,
 //! `pg_usleep`, here as a model checker's operations.
 
-pub use super::host::{clock_nanos, touch, UnsafeCell};
+pub use super::host::{clock_nanos, instructions, touch, UnsafeCell};
 pub use super::model::{
     advance_model_clock, model_clock_start, sleep_micros, spin_loop, wait_word, wait_word_until,
     wake_all_word, Futex,

@@ -4,7 +4,7 @@
 //! Mirrors what PostgreSQL takes from the platform: `pg_atomic_*` (`port/atomics.h`), the
 //! semaphore's futex (`posix_sema.c` on a futex-backed `sem_t`), `pg_usleep`.
 
-pub use super::host::{clock_nanos, touch, UnsafeCell};
+pub use super::host::{clock_nanos, instructions, touch, UnsafeCell};
 
 pub use std::sync::atomic::{
     fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Ordering,
