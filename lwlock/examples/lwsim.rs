@@ -9,7 +9,10 @@
 //! (default xeon-2s-broadwell), `--cores 1,2,4,8,16,32,64` (a list, or `A..B` for every count),
 //! `--oversubscribe K` (K threads per core, default 1), `--duration-us 1000`,
 //! `--shared-permille 950`, `--cs-ns 50`, `--think-ns 200`, `--seed 0`,
-//! `--shared-load-occupancy F` (override the profile's, for sensitivity checks), `--verbose` (the
+//! `--shared-load-occupancy F` (override the profile's, for sensitivity checks), `--set K=V[,K=V]`
+//! (override any profile cost or model key by name, e.g. `residency_ns=0,jitter=0`), `--seeds N`
+//! (run every point with N seeds, from `--seed` on, and print the median with its range instead
+//! of one run's counters), `--verbose` (the
 //! lock's and the data's line counters and the run's summary, on stderr), `--describe` (print the
 //! profile with its sources and exit).
 //!
@@ -131,6 +134,8 @@ fn main() {
     let mut describe = false;
     let mut occupancy: Option<f64> = None;
     let mut verbose = false;
+    let mut set: Option<String> = None;
+    let mut seeds = 1u64;
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
     let num = |s: &str| -> u64 {
@@ -159,6 +164,8 @@ fn main() {
             "--cs-ns" => w.cs_ns = num(&v),
             "--think-ns" => w.think_ns = num(&v),
             "--seed" => seed = num(&v),
+            "--seeds" => seeds = num(&v).max(1),
+            "--set" => set = Some(v),
             "--shared-load-occupancy" => {
                 occupancy = Some(v.parse::<f64>().unwrap_or_else(|_| {
                     eprintln!("not a fraction: {v}");
@@ -187,6 +194,12 @@ fn main() {
         prof.set("shared_load_occupancy", o.clamp(0.0, 1.0))
             .expect("a fraction in [0, 1]");
     }
+    if let Some(spec) = &set {
+        prof.set_all(spec).unwrap_or_else(|e| {
+            eprintln!("--set: {e}");
+            std::process::exit(2)
+        });
+    }
     if describe {
         print!("{}", prof.describe());
         return;
@@ -201,6 +214,49 @@ fn main() {
         w.cs_ns,
         w.think_ns
     );
+    if let Some(spec) = &set {
+        println!("# overrides: {spec}");
+    }
+    let run = |n: usize, w: &Workload, seed: u64| -> Point {
+        let cfg = SimConfig::new(prof.clone(), n).seed(seed);
+        match lock.as_str() {
+            "atomic" => run_lock::<RawAtomicLwLock>(cfg, w),
+            "classic" => run_lock::<RawClassicLwLock>(cfg, w),
+            "tas" => run_lock::<TasLock>(cfg, w),
+            "ticket" => run_lock::<TicketLock>(cfg, w),
+            "mcs" => run_lock::<McsLock>(cfg, w),
+            "user" => run_lock::<UserSpinLock>(cfg, w),
+            other => {
+                eprintln!("unknown lock {other} (atomic, classic, tas, ticket, mcs, user)");
+                std::process::exit(2)
+            }
+        }
+    };
+    if seeds > 1 {
+        println!("| cores | threads | Mops/s median | min | max | lock-line transfers/op median | seeds |");
+        println!("|---|---|---|---|---|---|---|");
+        for &n in cores.iter().filter(|&&n| n <= prof.hw_threads()) {
+            let mut w = w.clone();
+            w.threads = n * over;
+            let mut pts: Vec<(f64, f64)> = (seed..seed + seeds)
+                .map(|s| {
+                    let p = run(n, &w, s);
+                    (p.throughput(&w) / 1e6, p.lock_transfers_per_op())
+                })
+                .collect();
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let med = pts[pts.len() / 2];
+            println!(
+                "| {n} | {} | {:.3} | {:.3} | {:.3} | {:.2} | {seeds} |",
+                w.threads,
+                med.0,
+                pts[0].0,
+                pts[pts.len() - 1].0,
+                med.1
+            );
+        }
+        return;
+    }
     println!("| cores | threads | Mops/s | transfers/op | lock-line transfers/op | line wait/op ns | futex sleeps/op | preemptions | real s | M events/s |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     for &n in &cores {
@@ -214,19 +270,7 @@ fn main() {
         }
         let mut w = w.clone();
         w.threads = n * over;
-        let cfg = SimConfig::new(prof.clone(), n).seed(seed);
-        let p: Point = match lock.as_str() {
-            "atomic" => run_lock::<RawAtomicLwLock>(cfg, &w),
-            "classic" => run_lock::<RawClassicLwLock>(cfg, &w),
-            "tas" => run_lock::<TasLock>(cfg, &w),
-            "ticket" => run_lock::<TicketLock>(cfg, &w),
-            "mcs" => run_lock::<McsLock>(cfg, &w),
-            "user" => run_lock::<UserSpinLock>(cfg, &w),
-            other => {
-                eprintln!("unknown lock {other} (atomic, classic, tas, ticket, mcs, user)");
-                std::process::exit(2)
-            }
-        };
+        let p: Point = run(n, &w, seed);
         let t = p.report.total();
         let ops = p.ops.max(1) as f64;
         println!(
