@@ -955,12 +955,17 @@ pub fn sched_yield() {
     }
 }
 
-/// `FUTEX_WAIT` on `word`.
+/// `FUTEX_WAIT` on `word`, in three steps, each a scheduling point: the system call's entry,
+/// the coherence access of the word, then the compare and the enqueue together (atomic with
+/// respect to [`futex_wake`], as under the kernel's hash-bucket lock). The compare sees every
+/// store ordered before the access completes.
 pub fn futex_wait(word: &std::sync::atomic::AtomicU32, expected: u32) {
     let addr = word as *const _ as usize;
+    if at_sync_point(|m| m.advance(m.costs[cost::SYSCALL])).is_none() {
+        return;
+    }
+    at_sync_point(|m| m.do_access(addr >> LINE_SHIFT, Access::Load));
     let slept = at_sync_point(|m| {
-        m.advance(m.costs[cost::SYSCALL]);
-        m.do_access(addr >> LINE_SHIFT, Access::Load);
         if word.load(std::sync::atomic::Ordering::SeqCst) != expected {
             return false;
         }

@@ -128,3 +128,52 @@ fn futex_outside_a_simulation_waits_for_the_wake() {
     lwsim::futex_wake(&word, 1);
     assert_eq!(waiter.join().unwrap(), 7);
 }
+
+/// The running task's virtual clock in picoseconds.
+fn ps() -> u64 {
+    lwsim::machine::with_machine(|m| m.map(|m| m.clock_of_current()).unwrap_or(0))
+}
+
+/// Computes until the running task's clock reaches `ns` nanoseconds (keeping its sub-ns part).
+fn until_ns(ns: u64) {
+    let now = ps() / 1000;
+    assert!(now <= ns, "already at {now} ns, past {ns} ns");
+    lwsim::compute(ns - now);
+}
+
+/// The futex compare is its own scheduling point, after the system call's cost and the word's
+/// coherence access: a store issued 40 ns after the waiter entered FUTEX_WAIT (inside the 75 ns
+/// system call) is seen by the compare, so the waiter does not sleep. (Compared at entry, the
+/// waiter slept although nobody would wake it; the supervisor's wake 1 ms later rescued it.)
+#[test]
+fn futex_compare_sees_a_store_made_during_the_system_call() {
+    let p = broadwell();
+    let (syscall, transfer) = (p.ps(cost::SYSCALL), p.ps(cost::TRANSFER_L3));
+    let times = Arc::new(Mutex::new((0u64, 0u64)));
+    let t2 = times.clone();
+    let r = lwsim::run(SimConfig::new(p, 2), move || {
+        let word = Arc::new(Padded(AtomicU32::new(0)));
+        let (w, t) = (word.clone(), t2.clone());
+        let storer = lwsim::thread::spawn(move || {
+            w.0.store(0, Ordering::Relaxed); // owns the line from now on
+            until_ns(10_040);
+            w.0.store(1, Ordering::Release); // never followed by a wake
+        });
+        let w = word.clone();
+        let waiter = lwsim::thread::spawn(move || {
+            until_ns(10_000);
+            let entry = ps();
+            lwsim::futex_wait(&w.0, 0);
+            *t.lock().unwrap() = (entry, ps());
+        });
+        lwsim::sleep_micros(1_000);
+        lwsim::futex_wake(&word.0, 1);
+        storer.join().unwrap();
+        waiter.join().unwrap();
+    });
+    let (entry, back) = *times.lock().unwrap();
+    let t = r.total();
+    assert_eq!((t.futex_sleeps, t.futex_wakes), (0, 0), "{}", r.summary());
+    // System call, then the load that takes the line from the storer, then the compare.
+    assert_eq!(back - entry, syscall + transfer, "{entry} {back}");
+}
