@@ -1,5 +1,5 @@
-//! The OS model, exactly: timed sleeps, futex wake-to-run latency, time slices and context
-//! switches. (Lock-holder preemption, which needs a lock, is checked in lwlock's `sim_os` test.)
+//! The OS model, exactly: timed sleeps, futex wake-to-run latency, the futex compare's place in
+//! virtual time, CFS slices, wakeup preemption, idle-state exit latency and context switches. (Lock-holder preemption, which needs a lock, is checked in lwlock's `sim_os` test.)
 
 use lwsim::atomic::AtomicU32;
 use lwsim::profile::cost;
@@ -82,17 +82,89 @@ fn futex_wake_to_run_latency() {
     assert_eq!((t.futex_sleeps, t.futex_wakes), (1, 1));
 }
 
-/// Two compute-bound threads on one core share it in time slices: each slice end with a queued
-/// thread is a preemption and a context switch.
+/// The CFS parameters of a profile (ps), scaled as the kernel scales them on a machine with
+/// the profile's hardware threads: `(sched_latency, min_granularity, wakeup_granularity)`.
+fn cfs(p: &Profile) -> (u64, u64, u64) {
+    let factor = 1 + p.hw_threads().min(8).ilog2() as u64;
+    let ps = |k: &str| (p.get(k).unwrap() * 1000.0) as u64 * factor;
+    (
+        ps("sched_latency_ns"),
+        ps("min_granularity_ns"),
+        ps("wakeup_granularity_ns"),
+    )
+}
+
+/// `n` compute-bound threads on one core, each doing `work_ms` of work in 10 us steps: every
+/// thread's runs on the core (each but its last, which ends when it exits), in ps.
+fn runs_on_one_core(n: usize, work_ms: u64) -> (Vec<u64>, lwsim::Report) {
+    let runs = Arc::new(Mutex::new(Vec::new()));
+    let r2 = runs.clone();
+    let r = lwsim::run(SimConfig::new(broadwell(), 1), move || {
+        let hs: Vec<_> = (0..n)
+            .map(|_| {
+                let runs = r2.clone();
+                lwsim::thread::spawn(move || {
+                    let (mut start, mut last) = (ps(), ps());
+                    for _ in 0..work_ms * 100 {
+                        lwsim::compute(10_000);
+                        let now = ps();
+                        if now - last > 10_000_000 {
+                            // Preempted at the end of that step, back at `now`.
+                            runs.lock().unwrap().push(last + 10_000_000 - start);
+                            start = now;
+                        }
+                        last = now;
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+    });
+    let v = runs.lock().unwrap().clone();
+    (v, r)
+}
+
+/// The CFS slice: a thread alone on its core is never preempted; `n` compute-bound threads on
+/// one core each run max(sched_latency / n, min_granularity) at a time (both scaled by
+/// 1 + ilog2(min(72, 8)) = 4 on the 72-thread Broadwell: 12 ms at 2 threads, 3 ms at 8, and the
+/// 3 ms floor at 16 where 24 ms / 16 would be 1.5 ms).
+#[test]
+fn cfs_slice_by_runnable_threads() {
+    let p = broadwell();
+    let (latency, min_gran, _) = cfs(&p);
+    assert_eq!((latency, min_gran), (24_000_000_000, 3_000_000_000));
+    let (runs, r) = runs_on_one_core(1, 60);
+    assert!(runs.is_empty(), "{runs:?}");
+    assert_eq!(r.total().preemptions, 0);
+    assert_eq!(r.end_ps, 60_000_000_000, "{}", r.summary());
+    for (n, slice, work_ms) in [
+        (2, 12_000_000_000u64, 40),
+        (8, 3_000_000_000, 10),
+        (16, 3_000_000_000, 10),
+    ] {
+        assert_eq!(slice, (latency / n as u64).max(min_gran));
+        let (runs, r) = runs_on_one_core(n, work_ms);
+        assert!(runs.len() >= 2 * n, "{n}: {runs:?}");
+        assert!(runs.iter().all(|&x| x == slice), "{n}: {runs:?}");
+        assert_eq!(r.total().preemptions, runs.len() as u64, "{}", r.summary());
+    }
+}
+
+/// Two compute-bound threads on one core share it in CFS slices (12 ms at two runnable threads
+/// here): each slice end with a queued thread is a preemption and a context switch.
 #[test]
 fn time_slices_and_context_switches() {
     let p = broadwell();
-    let (slice, cs) = (p.ps(cost::TIME_SLICE), p.ps(cost::CONTEXT_SWITCH));
+    let cs = p.ps(cost::CONTEXT_SWITCH);
+    let (latency, min_gran, _) = cfs(&p);
+    let slice = (latency / 2).max(min_gran);
     let r = lwsim::run(SimConfig::new(p, 1), || {
         let hs: Vec<_> = (0..2)
             .map(|_| {
                 lwsim::thread::spawn(|| {
-                    for _ in 0..100 {
+                    for _ in 0..1000 {
                         lwsim::compute(100_000); // 100 us
                     }
                 })
@@ -103,11 +175,103 @@ fn time_slices_and_context_switches() {
         }
     });
     let t = r.total();
-    // 20 ms of work, 3 ms slices: a switch every slice while both run.
-    let work = 20_000_000_000u64;
-    assert!(t.preemptions >= work / slice - 2, "{}", r.summary());
+    // 100 ms each in 12 ms slices: 8 full slices each, then 4 ms to finish.
+    let work = 200_000_000_000u64;
+    assert_eq!(t.preemptions, 2 * (work / 2 / slice), "{}", r.summary());
     assert_eq!(t.context_switches, t.preemptions + 1, "{}", r.summary()); // + the exit hand-off
     assert_eq!(r.end_ps, work + t.context_switches * cs, "{}", r.summary());
+}
+
+/// One core: a waiter sleeps on a futex, a thread `R` starts computing (in 1 us steps) on the
+/// core, and the supervisor wakes the waiter after `wake_after_us`. Returns (R's start, the
+/// waker's clock at FUTEX_WAKE, the waiter's clock when it runs again), in ps.
+fn wakeup_onto_a_busy_core(p: Profile, wake_after_us: u64) -> (u64, u64, u64, lwsim::Report) {
+    let times = Arc::new(Mutex::new((0u64, 0u64, 0u64)));
+    let t2 = times.clone();
+    let r = lwsim::run(SimConfig::new(p, 1), move || {
+        let f = Arc::new(Padded(AtomicU32::new(0)));
+        let (f1, t) = (f.clone(), t2.clone());
+        let waiter = lwsim::thread::spawn(move || {
+            lwsim::futex_wait(&f1.0, 0);
+            t.lock().unwrap().2 = ps();
+        });
+        lwsim::settle(); // the waiter runs and sleeps first
+        let t = t2.clone();
+        let runner = lwsim::thread::spawn(move || {
+            let r0 = ps();
+            t.lock().unwrap().0 = r0;
+            while ps() - r0 < 30_000_000_000 {
+                lwsim::compute(1_000);
+            }
+        });
+        lwsim::sleep_micros(wake_after_us);
+        f.0.store(1, Ordering::Release);
+        t2.lock().unwrap().1 = ps();
+        lwsim::futex_wake(&f.0, 1);
+        waiter.join().unwrap();
+        runner.join().unwrap();
+    });
+    let (r0, start, back) = *times.lock().unwrap();
+    (r0, start, back, r)
+}
+
+/// CFS wakeup preemption: a woken thread queued behind a running one preempts it when the
+/// running one's vruntime is more than wakeup_granularity (4 ms here) past its own: here, when
+/// the running thread has run longer than that since the waiter slept. Woken after 2 ms, the
+/// waiter waits for the end of the runner's 12 ms slice; woken after 6 ms, it runs at the
+/// runner's next operation.
+#[test]
+fn wakeup_preempts_a_long_running_thread_not_a_fresh_one() {
+    let mut p = broadwell();
+    p.set("idle_exit_ns", 0.0).unwrap();
+    let (w2r, cs) = (p.ps(cost::WAKE_TO_RUN), p.ps(cost::CONTEXT_SWITCH));
+    let (latency, _, gran) = cfs(&p);
+    assert_eq!(gran, 4_000_000_000);
+
+    let (r0, start, back, r) = wakeup_onto_a_busy_core(p.clone(), 2_000);
+    assert!(start + w2r - r0 < gran, "{r0} {start}");
+    assert_eq!(back, r0 + latency / 2 + cs, "{}", r.summary());
+    assert_eq!(r.total().preemptions, 1);
+
+    let (r0, start, back, r) = wakeup_onto_a_busy_core(p, 6_000);
+    let arrival = start + w2r;
+    assert!(arrival - r0 > gran, "{r0} {start}");
+    // The runner's next operation after the arrival: its clock runs on a 1 us grid from r0.
+    let next = r0 + (arrival - r0) / 1_000_000 * 1_000_000 + 1_000_000;
+    assert_eq!(back, next + cs, "{r0} {start} {back}: {}", r.summary());
+    assert_eq!(r.total().preemptions, 1);
+}
+
+/// Wake-to-run after a long idle: the waiter's core, idle longer than C6's target residency
+/// (400 us on Broadwell-EP), pays C6's exit latency (133 us) on top of wake_to_run; after a
+/// short idle it does not.
+#[test]
+fn idle_exit_latency_after_a_long_idle_only() {
+    let p = broadwell();
+    let w2r = p.ps(cost::WAKE_TO_RUN);
+    let exit = (p.get("idle_exit_ns").unwrap() * 1000.0) as u64;
+    assert_eq!(exit, 133_000_000);
+    assert_eq!(p.get("idle_exit_after_ns"), Some(400_000.0));
+    for (after_us, extra) in [(100, 0), (1_000, exit)] {
+        let times = Arc::new(Mutex::new((0u64, 0u64)));
+        let t2 = times.clone();
+        lwsim::run(SimConfig::new(p.clone(), 1), move || {
+            let f = Arc::new(Padded(AtomicU32::new(0)));
+            let (f1, t) = (f.clone(), t2.clone());
+            let waiter = lwsim::thread::spawn(move || {
+                lwsim::futex_wait(&f1.0, 0);
+                t.lock().unwrap().1 = ps();
+            });
+            lwsim::settle();
+            lwsim::sleep_micros(after_us);
+            f.0.store(1, Ordering::Release);
+            t2.lock().unwrap().0 = ps();
+            lwsim::futex_wake(&f.0, 1);
+            waiter.join().unwrap();
+        });
+        let (start, back) = *times.lock().unwrap();
+        assert_eq!(back - start, w2r + extra, "woken after {after_us} us");
+    }
 }
 
 /// Outside a simulation the futex is a host futex: a waiter on real threads sleeps until the
