@@ -274,6 +274,68 @@ fn idle_exit_latency_after_a_long_idle_only() {
     }
 }
 
+/// `sched_yield` (CFS's skip buddy): a thread alone on its core keeps it (the call costs a
+/// system call); with a queued thread it hands over only while that thread's vruntime is at
+/// most wakeup_granularity past its own. Threads `Y` (yields after every 10 us step) and `B`
+/// (computes) share one core: Y's first yield hands over at once (both start level), B then
+/// runs its 12 ms slice, and Y's later yields keep the core until Y has caught up to within
+/// 4 ms of B: Y runs 8 ms (to the step) before its yield hands over again.
+#[test]
+fn sched_yield_hands_over_within_the_wakeup_granularity() {
+    let p = broadwell();
+    let (latency, _, gran) = cfs(&p);
+    let syscall = p.ps(cost::SYSCALL);
+    // Alone: no switch, one system call per yield.
+    let r = lwsim::run(SimConfig::new(p.clone(), 1), || {
+        lwsim::thread::spawn(|| {
+            for _ in 0..10 {
+                lwsim::thread::yield_now();
+            }
+        })
+        .join()
+        .unwrap();
+    });
+    assert_eq!((r.total().yields, r.total().context_switches), (10, 0));
+    assert_eq!(r.end_ps, 10 * syscall);
+
+    let runs = Arc::new(Mutex::new(Vec::new()));
+    let r2 = runs.clone();
+    let r = lwsim::run(SimConfig::new(p, 1), move || {
+        let runs = r2.clone();
+        let y = lwsim::thread::spawn(move || {
+            let mut start = ps();
+            for _ in 0..2_000 {
+                lwsim::compute(10_000);
+                let before = ps();
+                lwsim::thread::yield_now();
+                let now = ps();
+                if now - before > syscall {
+                    runs.lock().unwrap().push(before + syscall - start);
+                    start = now;
+                }
+            }
+        });
+        let b = lwsim::thread::spawn(|| {
+            for _ in 0..3_000 {
+                lwsim::compute(10_000);
+            }
+        });
+        y.join().unwrap();
+        b.join().unwrap();
+    });
+    let runs = runs.lock().unwrap().clone();
+    assert!(runs.len() >= 2, "{runs:?} {}", r.summary());
+    assert_eq!(runs[0], 10_000_000 + syscall, "{runs:?}");
+    // B ran latency / 2 = 12 ms; Y hands over once its vruntime is within `gran` of B's.
+    let step = 10_000_000 + syscall;
+    let want = latency / 2 - gran;
+    assert!(
+        runs[1] >= want - step && runs[1] <= want + step,
+        "{} vs {want} ± {step}: {runs:?}",
+        runs[1]
+    );
+}
+
 /// Outside a simulation the futex is a host futex: a waiter on real threads sleeps until the
 /// word changes and a wake comes, and a wait on a word that already differs returns at once.
 #[test]
