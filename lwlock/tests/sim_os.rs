@@ -7,7 +7,6 @@
 use lwlock::reference::sweep::Padded;
 use lwlock::reference::TasLock;
 use lwlock::sync::clock_nanos;
-use lwlock::sync::lwsim::profile::cost;
 use lwlock::sync::lwsim::{self, Profile, SimConfig};
 use lwlock::{Mode, RawLwLock};
 use std::sync::{Arc, Mutex};
@@ -17,12 +16,16 @@ fn broadwell() -> Profile {
 }
 
 /// Lock-holder preemption emerges (nothing scripts it): four threads on two cores (so both
-/// cores have a run queue) take a TAS lock for 1 µs at a time; some hold lasts longer than a time slice, which only a holder
-/// preempted inside its critical section can produce, while the waiters spin through theirs.
+/// cores have a run queue) take a TAS lock for 1 µs at a time; some hold lasts longer than a time
+/// slice (CFS's at two runnable threads on a core: max(sched_latency / 2, min_granularity),
+/// scaled by 1 + ilog2(min(72, 8))), which only a holder preempted inside its critical section can
+/// produce, while the waiters spin through theirs.
 #[test]
 fn lock_holder_preemption_emerges() {
     let p = broadwell();
-    let slice_ns = p.ps(cost::TIME_SLICE) / 1000;
+    let ns = |k: &str| p.get(k).unwrap() as u64 * 4;
+    let slice_ns = (ns("sched_latency_ns") / 2).max(ns("min_granularity_ns"));
+    assert_eq!(slice_ns, 12_000_000);
     let longest = Arc::new(Mutex::new(0u64));
     let l2 = longest.clone();
     let r = lwsim::run(SimConfig::new(p, 2), move || {

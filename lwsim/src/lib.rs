@@ -21,11 +21,15 @@
 //!   arrives (the grant), not when it was requested; a new owner keeps the line for a residency
 //!   window; requests waiting for a busy line are arbitrated in a seeded, not first-come, order;
 //!   plain stores go through a store buffer (x86-TSO). Plain data is charged with [`touch`].
-//! * **OS model**: futex wait/wake system-call costs and wake-to-run latency, timed sleeps that
-//!   advance the sleeper's clock (plus timer slack), per-core run queues with a time slice and a
-//!   context-switch cost when there are more threads than cores, wakeups placed on an idle core if
-//!   any. Lock-holder preemption is not scripted: a holder whose slice ends is queued behind the
-//!   other threads of its core like any thread.
+//! * **OS model** ([`machine`]'s `# OS`): CFS as before Linux 6.6 (per-core run queues ordered by
+//!   vruntime; the slice max(sched_latency / nr_running, min_granularity) and the wakeup
+//!   granularity, scaled as the kernel scales them; a woken thread's sleeper credit and wakeup
+//!   preemption; `sched_yield`'s skip), a context-switch cost, wakeups placed on an idle core if
+//!   any, an idle-state exit latency on a core idle longer than the state's target residency,
+//!   futex wait/wake system-call costs and wake-to-run latency (the wait's compare is its own
+//!   scheduling point, after the word's coherence access), timed sleeps that advance the
+//!   sleeper's clock (plus timer slack). Lock-holder preemption is not scripted: a holder whose
+//!   slice ends is queued behind the other threads of its core like any thread.
 //! * **Profiles** ([`profile`]): JSON files, each value with its source; built-in by name
 //!   (`this-machine`, `xeon-2s-broadwell`, `xeon-4s-westmere-ex`, `epyc-2s-genoa`, compiled in
 //!   from the crate's `profiles/`) or by path.

@@ -71,13 +71,53 @@
 //! modelled (a thread's loads and RMWs are served one after another).
 //!
 //! # OS
-//! Each simulated thread (a task spawned with `thread::spawn`) needs a core: on start or
-//! after a wakeup it takes its previous core if idle, else the lowest idle one, else it joins a run
-//! queue (its previous core's for a wakeup, the shortest for a new thread) and is parked until
-//! dispatched. A running thread whose slice has ended is preempted at its next operation if its
-//! core's queue is not empty. A core that goes idle takes the head of its own queue, else steals
-//! the head of the first non-empty queue. A dispatch costs `context_switch`. The main task is a
-//! supervisor outside the machine: it has no core and is never preempted.
+//! Each simulated thread (a task spawned with `thread::spawn`) needs a core: on start or after a
+//! wakeup it takes its previous core if idle, else the lowest idle one, else it joins a run queue
+//! (its previous core's for a wakeup, the shortest for a new thread) and is parked until
+//! dispatched. A dispatch costs `context_switch`. The main task is a supervisor outside the
+//! machine: it has no core and is never preempted. The scheduler is CFS as in
+//! kernel/sched/fair.c before 6.6 (the seeds' era; every thread nice 0, one run queue per core):
+//!
+//! * **Vruntime.** A thread's vruntime grows with the time it holds a core (spinning included);
+//!   each core keeps CFS's `min_vruntime` (the smaller of the running thread's and the leftmost
+//!   queued thread's, never decreasing). A core that frees up runs its leftmost queued thread
+//!   (smallest vruntime; among equals the first queued), else steals the leftmost of the first
+//!   non-empty queue, its vruntime moved into the new queue's frame (as `migrate_task_rq_fair`).
+//! * **Slice** (`check_preempt_tick`): the running thread is preempted at its next operation once
+//!   it has run max(`sched_latency` / nr_running, `min_granularity`) (`sched_slice` with
+//!   `BASE_SLICE`; nr_running counts it and its core's queue), or once it has run
+//!   `min_granularity` with its vruntime more than a slice ahead of the leftmost queued one's,
+//!   unless it is still the leftmost (then `schedule()` picks it again and a new slice starts).
+//!   All three CFS values are scaled by 1 + ilog2(min(cpus, 8)) (`SCHED_TUNABLESCALING_LOG`),
+//!   cpus being the profile's hardware threads: 4 on every many-core profile. The profile's
+//!   `time_slice_ns` caps the slice (the many-core profiles set it to the 24 ms it never
+//!   exceeds; `this-machine`, an EEVDF kernel, to its fixed base slice).
+//! * **Wakeup placement and preemption** (`place_entity`, `check_preempt_wakeup`): a woken thread
+//!   keeps its vruntime but no less than `min_vruntime` − `sched_latency` / 2 (the sleeper credit
+//!   with `GENTLE_FAIR_SLEEPERS`); a new thread starts at `min_vruntime` (`START_DEBIT`, which
+//!   would start it one slice later, is not modelled). A thread that lands in a queue behind a
+//!   running thread whose vruntime exceeds its own by more than `wakeup_granularity` asks for that
+//!   one's preemption (`TIF_NEED_RESCHED`), which happens at the running thread's next operation.
+//!   So a wakee preempts a thread that has run longer than `wakeup_granularity` since the wakee
+//!   slept, and any thread once it slept long enough to be given the full credit.
+//! * **`sched_yield`** (`yield_task_fair` and the skip buddy): nothing when the caller is alone on
+//!   its queue; otherwise the leftmost other queued thread runs if its vruntime is at most
+//!   `wakeup_granularity` past the caller's, else the caller goes on.
+//! * **Idle states**: a thread placed on a core idle longer than `idle_exit_after_ns` (the deepest
+//!   state's target residency) first waits `idle_exit_ns` (its exit latency); per profile, from
+//!   intel_idle's tables or published wake latencies. Default 0: no idle states.
+//! * **Futexes**: FUTEX_WAIT is three scheduling points: the system call (`syscall`), the
+//!   coherence access of the word, then the compare and the enqueue together, atomic with respect
+//!   to FUTEX_WAKE as under the kernel's hash-bucket lock, so the compare sees every store ordered
+//!   before its access. FUTEX_WAKE costs the waker `futex_wake` (`syscall` if it wakes nobody) and
+//!   makes each woken thread runnable `wake_to_run` after the call began.
+//!
+//! Limits: no scheduler tick (a slice ends exactly, at the thread's next operation, as with
+//! `HRTICK`), no load balancing beyond stealing by an idle core and a wakeup's choice of an idle
+//! core (no `wake_affine`, no `select_idle_sibling` by cache domain), no group scheduling, no
+//! buddies other than `sched_yield`'s skip, no cpuidle governor (a core's state follows only how
+//! long it has idled), and preemption takes effect at the running thread's next operation, so a
+//! long [`crate::compute`] delays it.
 
 pub use crate::access::{Access, Plain, LINE_SHIFT, MAX_AGENTS};
 use crate::line_profile::LineProfile;
@@ -440,6 +480,9 @@ struct Task {
     /// Not a simulated thread (the main task): no core, no preemption.
     supervisor: bool,
     exited: bool,
+    /// CFS virtual runtime (ps), in the frame of its core's `min_vruntime` (`core`, else
+    /// `last_core`); while it runs, banked up to its core's `run_start`.
+    vruntime: i64,
     /// The store buffer: plain stores issued and not yet visible, oldest first.
     sb: VecDeque<SbEntry>,
 }
@@ -460,8 +503,26 @@ struct SbEntry {
 #[derive(Clone, Debug, Default)]
 struct Core {
     running: Option<usize>,
-    slice_end: u64,
+    /// When the running thread got the core (after the context switch): its run so far is
+    /// measured from here (CFS `prev_sum_exec_runtime`).
+    run_start: u64,
+    /// Threads waiting for this core.
     queue: VecDeque<usize>,
+    /// CFS `min_vruntime` of this run queue (never decreases).
+    min_vruntime: i64,
+    /// A wakeup asked to preempt the running thread (`TIF_NEED_RESCHED`), which happens at its
+    /// next operation.
+    resched: bool,
+    /// When the core last became idle.
+    idle_since: u64,
+}
+
+/// The scheduler's parameters (ps), CFS's scaled as the kernel scales them.
+struct Sched {
+    latency: u64,
+    min_gran: u64,
+    wakeup_gran: u64,
+    cap: u64,
 }
 
 /// The whole simulated machine.
@@ -624,6 +685,7 @@ impl Machine {
                 last_core: None,
                 supervisor: true,
                 exited: false,
+                vruntime: 0,
                 sb: VecDeque::new(),
             });
         }
@@ -722,21 +784,100 @@ impl Machine {
         }
     }
 
-    /// Preempts `id` if its slice ended and its core has queued threads. Returns whether it did.
+    /// The scheduler's parameters: CFS's (kernel/sched/fair.c before 6.6) scaled by
+    /// 1 + ilog2(min(cpus, 8)) (`SCHED_TUNABLESCALING_LOG`, the default), where cpus is the
+    /// profile's hardware threads (the kernel scales by the online CPUs, which a benchmark's
+    /// affinity does not change), and the profile's `time_slice_ns` as an upper bound.
+    fn sched(&self) -> Sched {
+        let factor = 1 + self.prof.hw_threads().clamp(1, 8).ilog2() as u64;
+        let ps = |k: usize| (self.prof.param(k) * 1000.0).round() as u64 * factor;
+        Sched {
+            latency: ps(crate::profile::model::SCHED_LATENCY),
+            min_gran: ps(crate::profile::model::MIN_GRANULARITY),
+            wakeup_gran: ps(crate::profile::model::WAKEUP_GRANULARITY),
+            cap: self.costs[cost::TIME_SLICE],
+        }
+    }
+
+    /// The running thread of core `c`'s vruntime at time `at`.
+    fn vruntime_at(&self, c: usize, at: u64) -> i64 {
+        match self.cores[c].running {
+            Some(r) => self.tasks[r].vruntime + at.saturating_sub(self.cores[c].run_start) as i64,
+            None => self.cores[c].min_vruntime,
+        }
+    }
+
+    /// CFS `update_min_vruntime`: the queue's minimum follows the smaller of the running
+    /// thread's and the leftmost queued thread's vruntime, and never decreases.
+    fn update_min_vruntime(&mut self, c: usize, at: u64) {
+        let core = &self.cores[c];
+        let left = core.queue.iter().map(|&q| self.tasks[q].vruntime).min();
+        let curr = core.running.map(|_| self.vruntime_at(c, at));
+        let m = match (curr, left) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) | (None, Some(a)) => a,
+            (None, None) => return,
+        };
+        let core = &mut self.cores[c];
+        core.min_vruntime = core.min_vruntime.max(m);
+    }
+
+    /// The running thread `id` leaves core `c` at `at`: its vruntime is banked.
+    fn bank(&mut self, id: usize, c: usize, at: u64) {
+        self.update_min_vruntime(c, at);
+        self.tasks[id].vruntime = self.vruntime_at(c, at);
+    }
+
+    /// Preempts `id` (CFS `check_preempt_tick`, or a wakeup's request) if its core has queued
+    /// threads and: a wakeup asked for it, or it has run its slice
+    /// (max(latency / nr_running, min_granularity), at most `time_slice_ns`), or it has run
+    /// `min_granularity` and its vruntime is more than a slice ahead of the leftmost queued
+    /// thread's; and a queued thread's vruntime is not above its own. Returns whether it did.
     fn slice_check(&mut self, id: usize) -> bool {
         let Some(c) = self.tasks[id].core else {
             return false;
         };
         let c = c as usize;
-        let clock = self.tasks[id].clock;
-        if clock < self.cores[c].slice_end {
+        if self.cores[c].queue.is_empty() {
+            self.cores[c].resched = false;
             return false;
         }
-        if self.cores[c].queue.is_empty() {
-            self.cores[c].slice_end = clock + self.costs[cost::TIME_SLICE];
+        let clock = self.tasks[id].clock;
+        let ran = clock.saturating_sub(self.cores[c].run_start);
+        if !self.cores[c].resched {
+            let s = self.sched();
+            let ideal = self.slice_of(&s, self.cores[c].queue.len() + 1);
+            if ran < ideal.min(s.min_gran) {
+                return false;
+            }
+            let ahead = || {
+                let left = self.cores[c].queue.iter();
+                let left = left
+                    .map(|&q| self.tasks[q].vruntime)
+                    .min()
+                    .unwrap_or(i64::MAX);
+                self.vruntime_at(c, clock).saturating_sub(left) > ideal as i64
+            };
+            if ran < ideal && !(ran >= s.min_gran && ahead()) {
+                return false;
+            }
+        }
+        // `schedule()` picks the leftmost thread; one queued with the running thread's vruntime
+        // goes first (the rb-tree puts equal keys to the right). If the running thread is still
+        // the leftmost, it goes on with a new slice: no switch.
+        let left = self.cores[c].queue.iter();
+        let left = left
+            .map(|&q| self.tasks[q].vruntime)
+            .min()
+            .unwrap_or(i64::MAX);
+        if self.vruntime_at(c, clock) < left {
+            self.bank(id, c, clock);
+            self.cores[c].run_start = clock;
+            self.cores[c].resched = false;
             return false;
         }
         self.counters[c].preemptions += 1;
+        self.bank(id, c, clock);
         self.cores[c].queue.push_back(id);
         let t = &mut self.tasks[id];
         t.core = None;
@@ -747,64 +888,132 @@ impl Machine {
         true
     }
 
+    /// The CFS slice at `nr` runnable threads on a core.
+    fn slice_of(&self, s: &Sched, nr: usize) -> u64 {
+        (s.latency / nr.max(1) as u64).max(s.min_gran).min(s.cap)
+    }
+
     /// Puts a thread that needs a core on one: its last core if idle, the lowest idle one, else a
-    /// run queue (parked). Returns whether it runs now.
+    /// run queue (parked): its last core's for a wakeup, the shortest for a new thread. A thread
+    /// placed on a core idle longer than `idle_exit_after_ns` waits `idle_exit_ns` for it to leave
+    /// its idle state. Its vruntime is placed as CFS's `place_entity` places it (a new thread at
+    /// the queue's `min_vruntime`; a woken one at most `latency / 2` behind it), and a thread
+    /// queued behind a running one whose vruntime exceeds its own by more than
+    /// `wakeup_granularity` asks for that one's preemption (`check_preempt_wakeup`). Returns
+    /// whether it runs now.
     fn arrive(&mut self, id: usize) -> bool {
         let last = self.tasks[id].last_core.map(|c| c as usize);
         let idle = last
             .filter(|&c| self.cores[c].running.is_none())
             .or_else(|| (0..self.ncores).find(|&c| self.cores[c].running.is_none()));
-        let t = &mut self.tasks[id];
-        t.needs_core = false;
-        if let Some(c) = idle {
-            t.core = Some(c as u32);
-            let clock = t.clock;
-            self.cores[c].running = Some(id);
-            self.cores[c].slice_end = clock + self.costs[cost::TIME_SLICE];
-            true
-        } else {
-            let c = last.unwrap_or_else(|| {
+        let target = idle.unwrap_or_else(|| {
+            last.unwrap_or_else(|| {
                 (0..self.ncores)
                     .min_by_key(|&c| self.cores[c].queue.len())
                     .unwrap_or(0)
-            });
+            })
+        });
+        let clock = self.tasks[id].clock;
+        let s = self.sched();
+        // Vruntime placement, in the target queue's frame.
+        self.update_min_vruntime(target, clock);
+        let min = self.cores[target].min_vruntime;
+        let v = match last {
+            None => min,
+            Some(l) => {
+                let mut v = self.tasks[id].vruntime;
+                if l != target {
+                    self.update_min_vruntime(l, clock);
+                    v = v - self.cores[l].min_vruntime + min;
+                }
+                v.max(min - (s.latency / 2) as i64)
+            }
+        };
+        let t = &mut self.tasks[id];
+        t.needs_core = false;
+        t.vruntime = v;
+        if idle.is_some() {
+            let core = &self.cores[target];
+            let exit = (self.prof.param(crate::profile::model::IDLE_EXIT) * 1000.0).round() as u64;
+            let after = (self.prof.param(crate::profile::model::IDLE_EXIT_AFTER) * 1000.0).round();
+            let t = &mut self.tasks[id];
+            if exit > 0 && clock.saturating_sub(core.idle_since) > after as u64 {
+                t.clock += exit;
+                self.counters[target].busy_ps += exit;
+            }
+            t.core = Some(target as u32);
+            let clock = t.clock;
+            let core = &mut self.cores[target];
+            core.running = Some(id);
+            core.run_start = clock;
+            core.resched = false;
+            self.update_min_vruntime(target, clock);
+            true
+        } else {
             t.parked = true;
-            self.cores[c].queue.push_back(id);
+            self.cores[target].queue.push_back(id);
+            if self.vruntime_at(target, clock) - v > s.wakeup_gran as i64 {
+                self.cores[target].resched = true;
+            }
             false
         }
     }
 
-    /// Core `c` became free at time `at`: run the head of its queue, or steal one.
+    /// Core `c` became free at time `at`: run the leftmost (smallest vruntime, first queued
+    /// among equals) thread of its queue, or steal the leftmost of the first non-empty queue.
     fn dispatch(&mut self, c: usize, at: u64) {
-        let next = self.cores[c].queue.pop_front().or_else(|| {
-            (0..self.ncores)
-                .find(|&d| !self.cores[d].queue.is_empty())
-                .and_then(|d| self.cores[d].queue.pop_front())
-        });
-        let Some(n) = next else {
-            return;
+        match self.pick_queued(c, at) {
+            Some(n) => self.run_on(c, n, at),
+            None => self.cores[c].idle_since = at,
+        }
+    }
+
+    /// Takes the leftmost queued thread for core `c` (its own queue's, else stolen, with its
+    /// vruntime moved into `c`'s frame).
+    fn pick_queued(&mut self, c: usize, at: u64) -> Option<usize> {
+        let leftmost = |q: &VecDeque<usize>, tasks: &[Task]| {
+            (0..q.len()).min_by_key(|&i| (tasks[q[i]].vruntime, i))
         };
+        if let Some(i) = leftmost(&self.cores[c].queue, &self.tasks) {
+            return self.cores[c].queue.remove(i);
+        }
+        let d = (0..self.ncores).find(|&d| !self.cores[d].queue.is_empty())?;
+        let i = leftmost(&self.cores[d].queue, &self.tasks)?;
+        let n = self.cores[d].queue.remove(i)?;
+        self.update_min_vruntime(d, at);
+        self.update_min_vruntime(c, at);
+        let v = &mut self.tasks[n].vruntime;
+        *v = *v - self.cores[d].min_vruntime + self.cores[c].min_vruntime;
+        Some(n)
+    }
+
+    /// Runs queued thread `n` on the free core `c` from time `at`, after a context switch.
+    fn run_on(&mut self, c: usize, n: usize, at: u64) {
         let cs = self.costs[cost::CONTEXT_SWITCH];
-        let slice = self.costs[cost::TIME_SLICE];
         let t = &mut self.tasks[n];
         t.clock = t.clock.max(at) + cs;
         t.parked = false;
         t.needs_core = false;
         t.core = Some(c as u32);
         let clock = t.clock;
-        self.cores[c].running = Some(n);
-        self.cores[c].slice_end = clock + slice;
+        let core = &mut self.cores[c];
+        core.running = Some(n);
+        core.run_start = clock;
+        core.resched = false;
+        self.update_min_vruntime(c, clock);
         self.counters[c].context_switches += 1;
         self.counters[c].busy_ps += cs;
         self.lower_horizon(n);
     }
 
     fn leave_core(&mut self, id: usize) {
-        if let Some(c) = self.tasks[id].core.take() {
-            self.tasks[id].last_core = Some(c);
+        if let Some(c) = self.tasks[id].core {
             let c = c as usize;
-            self.cores[c].running = None;
             let at = self.tasks[id].clock;
+            self.bank(id, c, at);
+            self.tasks[id].core = None;
+            self.tasks[id].last_core = Some(c as u32);
+            self.cores[c].running = None;
             self.dispatch(c, at);
         }
     }
@@ -989,13 +1198,6 @@ impl Machine {
     fn grant(&mut self, line_addr: usize, seq: u64) {
         if let Some(line) = self.lines.get_mut(&line_addr) {
             line.grant_through(seq);
-        }
-    }
-
-    /// An access without arbitration whose booking is granted at once (the futex compare's).
-    fn do_access(&mut self, line_addr: usize, kind: Access) {
-        if let Req::Booked(seq) = self.request(line_addr, kind, true) {
-            self.grant(line_addr, seq);
         }
     }
 
@@ -1417,7 +1619,9 @@ pub fn sleep(ps: u64) {
     at_sync_point(|_| ());
 }
 
-/// `sched_yield`.
+/// `sched_yield`: CFS's `yield_task_fair` (nothing when the caller is alone on its run queue)
+/// and the skip buddy of `pick_next_entity`: the leftmost other queued thread runs if its
+/// vruntime is at most `wakeup_granularity` past the caller's, else the caller goes on.
 pub fn sched_yield() {
     let requeued = at_sync_point(|m| {
         let id = m.current;
@@ -1428,17 +1632,24 @@ pub fn sched_yield() {
             return false;
         };
         let c = c as usize;
-        if m.cores[c].queue.is_empty() {
+        let at = m.tasks[id].clock;
+        let gran = m.sched().wakeup_gran as i64;
+        let mine = m.vruntime_at(c, at);
+        let left = m.cores[c].queue.iter().map(|&q| m.tasks[q].vruntime).min();
+        if !left.is_some_and(|v| v <= mine + gran) {
             return false;
         }
+        let Some(n) = m.pick_queued(c, at) else {
+            return false;
+        };
+        m.bank(id, c, at);
         m.cores[c].queue.push_back(id);
         let t = &mut m.tasks[id];
         t.core = None;
         t.last_core = Some(c as u32);
         t.parked = true;
         m.cores[c].running = None;
-        let at = m.tasks[id].clock;
-        m.dispatch(c, at);
+        m.run_on(c, n, at);
         true
     });
     if requeued == Some(true) {
@@ -1446,12 +1657,18 @@ pub fn sched_yield() {
     }
 }
 
-/// `FUTEX_WAIT` on `word`.
+/// `FUTEX_WAIT` on `word`, in three steps, each a scheduling point: the system call's entry,
+/// the coherence access of the word, then the compare and the enqueue together (atomic with
+/// respect to [`futex_wake`], as under the kernel's hash-bucket lock). The compare sees every
+/// store ordered before the access completes.
 pub fn futex_wait(word: &std::sync::atomic::AtomicU32, expected: u32) {
     let addr = word as *const _ as usize;
+    if at_sync_point(|m| m.advance(m.costs[cost::SYSCALL])).is_none() {
+        return;
+    }
+    // The word's load, in two phases like any access: its value is read at its grant.
+    access(addr, Access::Load);
     let slept = at_sync_point(|m| {
-        m.advance(m.costs[cost::SYSCALL]);
-        m.do_access(addr >> LINE_SHIFT, Access::Load);
         if word.load(std::sync::atomic::Ordering::SeqCst) != expected {
             return false;
         }

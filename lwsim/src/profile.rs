@@ -19,7 +19,9 @@
 //! line), `transfer_smt_ns`, `transfer_l3_ns`, `transfer_socket_ns`, `transfer_remote_ns` (one
 //! line transfer between two hardware threads at that distance), `syscall_ns`, `futex_wake_ns`
 //! (waker's cost of a FUTEX_WAKE that wakes someone), `wake_to_run_ns`, `context_switch_ns`,
-//! `time_slice_ns`, `timer_slack_ns`.
+//! `time_slice_ns` (an upper bound on the CFS slice that [`MODEL_KEYS`]' scheduler keys give:
+//! a profile that sets it to the scaled `sched_latency` leaves the CFS slice alone, one that sets
+//! it lower gets a fixed slice, as EEVDF's base slice), `timer_slack_ns`.
 
 use crate::access::MAX_AGENTS;
 use serde_json::Value;
@@ -167,6 +169,47 @@ pub const MODEL_KEYS: &[ModelKey] = &[
               release-build disassembly; 0: instructions cost nothing, only memory operations \
               take time)",
     },
+    ModelKey {
+        key: "sched_latency_ns",
+        default: 6_000_000.0,
+        range: (1_000.0, 1e9),
+        doc: "CFS sysctl_sched_latency before scaling (kernel/sched/fair.c before 6.6: 6 ms): \
+              the period in which every runnable thread of a run queue runs once; a thread's \
+              slice is max(sched_latency / nr_running, min_granularity), both scaled by \
+              1 + ilog2(min(cpus, 8)); a woken thread is placed sched_latency / 2 behind the \
+              queue's min_vruntime at most (place_entity, GENTLE_FAIR_SLEEPERS)",
+    },
+    ModelKey {
+        key: "min_granularity_ns",
+        default: 750_000.0,
+        range: (1_000.0, 1e9),
+        doc: "CFS sysctl_sched_min_granularity before scaling (kernel/sched/fair.c before 6.6: \
+              0.75 ms): the shortest slice when many threads share a core (sched_slice's \
+              BASE_SLICE floor) and the run time before check_preempt_tick compares vruntimes",
+    },
+    ModelKey {
+        key: "wakeup_granularity_ns",
+        default: 1_000_000.0,
+        range: (0.0, 1e9),
+        doc: "CFS sysctl_sched_wakeup_granularity before scaling (kernel/sched/fair.c before \
+              6.6: 1 ms): a woken thread preempts the running one when the running one's \
+              vruntime exceeds the wakee's by more than this (check_preempt_wakeup)",
+    },
+    ModelKey {
+        key: "idle_exit_ns",
+        default: 0.0,
+        range: (0.0, 1e7),
+        doc: "exit latency of the deepest idle state a core reaches (intel_idle's per-model \
+              exit_latency of C6; 0: no idle states, as in a VM or with idle=poll), paid by the \
+              next thread placed on a core idle longer than idle_exit_after_ns",
+    },
+    ModelKey {
+        key: "idle_exit_after_ns",
+        default: 0.0,
+        range: (0.0, 1e9),
+        doc: "idle time after which a core is in its deepest idle state (the state's \
+              target_residency, which the cpuidle governor requires before it picks the state)",
+    },
 ];
 
 /// Indices into [`Profile::model`].
@@ -180,6 +223,11 @@ pub mod model {
     pub const INVALIDATE_PER_SHARER_NS: usize = 5;
     pub const STORE_BUFFER_ENTRIES: usize = 6;
     pub const INSTRUCTION_NS: usize = 7;
+    pub const SCHED_LATENCY: usize = 8;
+    pub const MIN_GRANULARITY: usize = 9;
+    pub const WAKEUP_GRANULARITY: usize = 10;
+    pub const IDLE_EXIT: usize = 11;
+    pub const IDLE_EXIT_AFTER: usize = 12;
 }
 
 /// Indices into [`Profile::costs_ps`].

@@ -22,8 +22,9 @@ where
     })
 }
 
-/// `sched_yield`: a system call; moves the caller behind the other threads of its core's run
-/// queue if there are any (a no-op for a thread alone on its core, as on Linux).
+/// `sched_yield`: a system call; hands the core to the leftmost other thread of the caller's
+/// run queue if its vruntime is at most the wakeup granularity past the caller's (CFS's skip
+/// buddy; a no-op for a thread alone on its core, as on Linux).
 pub fn yield_now() {
     if !machine::active() {
         std::thread::yield_now();

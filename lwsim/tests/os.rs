@@ -1,5 +1,5 @@
-//! The OS model, exactly: timed sleeps, futex wake-to-run latency, time slices and context
-//! switches. (Lock-holder preemption, which needs a lock, is checked in lwlock's `sim_os` test.)
+//! The OS model, exactly: timed sleeps, futex wake-to-run latency, the futex compare's place in
+//! virtual time, CFS slices, wakeup preemption, idle-state exit latency and context switches. (Lock-holder preemption, which needs a lock, is checked in lwlock's `sim_os` test.)
 
 use lwsim::atomic::AtomicU32;
 use lwsim::profile::cost;
@@ -87,17 +87,89 @@ fn futex_wake_to_run_latency() {
     assert_eq!((t.futex_sleeps, t.futex_wakes), (1, 1));
 }
 
-/// Two compute-bound threads on one core share it in time slices: each slice end with a queued
-/// thread is a preemption and a context switch.
+/// The CFS parameters of a profile (ps), scaled as the kernel scales them on a machine with
+/// the profile's hardware threads: `(sched_latency, min_granularity, wakeup_granularity)`.
+fn cfs(p: &Profile) -> (u64, u64, u64) {
+    let factor = 1 + p.hw_threads().min(8).ilog2() as u64;
+    let ps = |k: &str| (p.get(k).unwrap() * 1000.0) as u64 * factor;
+    (
+        ps("sched_latency_ns"),
+        ps("min_granularity_ns"),
+        ps("wakeup_granularity_ns"),
+    )
+}
+
+/// `n` compute-bound threads on one core, each doing `work_ms` of work in 10 us steps: every
+/// thread's runs on the core (each but its last, which ends when it exits), in ps.
+fn runs_on_one_core(n: usize, work_ms: u64) -> (Vec<u64>, lwsim::Report) {
+    let runs = Arc::new(Mutex::new(Vec::new()));
+    let r2 = runs.clone();
+    let r = lwsim::run(SimConfig::new(broadwell(), 1), move || {
+        let hs: Vec<_> = (0..n)
+            .map(|_| {
+                let runs = r2.clone();
+                lwsim::thread::spawn(move || {
+                    let (mut start, mut last) = (ps(), ps());
+                    for _ in 0..work_ms * 100 {
+                        lwsim::compute(10_000);
+                        let now = ps();
+                        if now - last > 10_000_000 {
+                            // Preempted at the end of that step, back at `now`.
+                            runs.lock().unwrap().push(last + 10_000_000 - start);
+                            start = now;
+                        }
+                        last = now;
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+    });
+    let v = runs.lock().unwrap().clone();
+    (v, r)
+}
+
+/// The CFS slice: a thread alone on its core is never preempted; `n` compute-bound threads on
+/// one core each run max(sched_latency / n, min_granularity) at a time (both scaled by
+/// 1 + ilog2(min(72, 8)) = 4 on the 72-thread Broadwell: 12 ms at 2 threads, 3 ms at 8, and the
+/// 3 ms floor at 16 where 24 ms / 16 would be 1.5 ms).
+#[test]
+fn cfs_slice_by_runnable_threads() {
+    let p = broadwell();
+    let (latency, min_gran, _) = cfs(&p);
+    assert_eq!((latency, min_gran), (24_000_000_000, 3_000_000_000));
+    let (runs, r) = runs_on_one_core(1, 60);
+    assert!(runs.is_empty(), "{runs:?}");
+    assert_eq!(r.total().preemptions, 0);
+    assert_eq!(r.end_ps, 60_000_000_000, "{}", r.summary());
+    for (n, slice, work_ms) in [
+        (2, 12_000_000_000u64, 40),
+        (8, 3_000_000_000, 10),
+        (16, 3_000_000_000, 10),
+    ] {
+        assert_eq!(slice, (latency / n as u64).max(min_gran));
+        let (runs, r) = runs_on_one_core(n, work_ms);
+        assert!(runs.len() >= 2 * n, "{n}: {runs:?}");
+        assert!(runs.iter().all(|&x| x == slice), "{n}: {runs:?}");
+        assert_eq!(r.total().preemptions, runs.len() as u64, "{}", r.summary());
+    }
+}
+
+/// Two compute-bound threads on one core share it in CFS slices (12 ms at two runnable threads
+/// here): each slice end with a queued thread is a preemption and a context switch.
 #[test]
 fn time_slices_and_context_switches() {
     let p = broadwell();
-    let (slice, cs) = (p.ps(cost::TIME_SLICE), p.ps(cost::CONTEXT_SWITCH));
+    let cs = p.ps(cost::CONTEXT_SWITCH);
+    let (latency, min_gran, _) = cfs(&p);
+    let slice = (latency / 2).max(min_gran);
     let r = lwsim::run(SimConfig::new(p, 1), || {
         let hs: Vec<_> = (0..2)
             .map(|_| {
                 lwsim::thread::spawn(|| {
-                    for _ in 0..100 {
+                    for _ in 0..1000 {
                         lwsim::compute(100_000); // 100 us
                     }
                 })
@@ -108,11 +180,165 @@ fn time_slices_and_context_switches() {
         }
     });
     let t = r.total();
-    // 20 ms of work, 3 ms slices: a switch every slice while both run.
-    let work = 20_000_000_000u64;
-    assert!(t.preemptions >= work / slice - 2, "{}", r.summary());
+    // 100 ms each in 12 ms slices: 8 full slices each, then 4 ms to finish.
+    let work = 200_000_000_000u64;
+    assert_eq!(t.preemptions, 2 * (work / 2 / slice), "{}", r.summary());
     assert_eq!(t.context_switches, t.preemptions + 1, "{}", r.summary()); // + the exit hand-off
     assert_eq!(r.end_ps, work + t.context_switches * cs, "{}", r.summary());
+}
+
+/// One core: a waiter sleeps on a futex, a thread `R` starts computing (in 1 us steps) on the
+/// core, and the supervisor wakes the waiter after `wake_after_us`. Returns (R's start, the
+/// waker's clock at FUTEX_WAKE, the waiter's clock when it runs again), in ps.
+fn wakeup_onto_a_busy_core(p: Profile, wake_after_us: u64) -> (u64, u64, u64, lwsim::Report) {
+    let times = Arc::new(Mutex::new((0u64, 0u64, 0u64)));
+    let t2 = times.clone();
+    let r = lwsim::run(SimConfig::new(p, 1), move || {
+        let f = Arc::new(Padded(AtomicU32::new(0)));
+        let (f1, t) = (f.clone(), t2.clone());
+        let waiter = lwsim::thread::spawn(move || {
+            lwsim::futex_wait(&f1.0, 0);
+            t.lock().unwrap().2 = ps();
+        });
+        lwsim::settle(); // the waiter runs and sleeps first
+        let t = t2.clone();
+        let runner = lwsim::thread::spawn(move || {
+            let r0 = ps();
+            t.lock().unwrap().0 = r0;
+            while ps() - r0 < 30_000_000_000 {
+                lwsim::compute(1_000);
+            }
+        });
+        lwsim::sleep_micros(wake_after_us);
+        f.0.store(1, Ordering::Release);
+        t2.lock().unwrap().1 = ps();
+        lwsim::futex_wake(&f.0, 1);
+        waiter.join().unwrap();
+        runner.join().unwrap();
+    });
+    let (r0, start, back) = *times.lock().unwrap();
+    (r0, start, back, r)
+}
+
+/// CFS wakeup preemption: a woken thread queued behind a running one preempts it when the
+/// running one's vruntime is more than wakeup_granularity (4 ms here) past its own: here, when
+/// the running thread has run longer than that since the waiter slept. Woken after 2 ms, the
+/// waiter waits for the end of the runner's 12 ms slice; woken after 6 ms, it runs at the
+/// runner's next operation.
+#[test]
+fn wakeup_preempts_a_long_running_thread_not_a_fresh_one() {
+    let mut p = broadwell();
+    p.set("idle_exit_ns", 0.0).unwrap();
+    let (w2r, cs) = (p.ps(cost::WAKE_TO_RUN), p.ps(cost::CONTEXT_SWITCH));
+    let (latency, _, gran) = cfs(&p);
+    assert_eq!(gran, 4_000_000_000);
+
+    let (r0, start, back, r) = wakeup_onto_a_busy_core(p.clone(), 2_000);
+    assert!(start + w2r - r0 < gran, "{r0} {start}");
+    assert_eq!(back, r0 + latency / 2 + cs, "{}", r.summary());
+    assert_eq!(r.total().preemptions, 1);
+
+    let (r0, start, back, r) = wakeup_onto_a_busy_core(p, 6_000);
+    let arrival = start + w2r;
+    assert!(arrival - r0 > gran, "{r0} {start}");
+    // The runner's next operation after the arrival: its clock runs on a 1 us grid from r0.
+    let next = r0 + (arrival - r0) / 1_000_000 * 1_000_000 + 1_000_000;
+    assert_eq!(back, next + cs, "{r0} {start} {back}: {}", r.summary());
+    assert_eq!(r.total().preemptions, 1);
+}
+
+/// Wake-to-run after a long idle: the waiter's core, idle longer than C6's target residency
+/// (400 us on Broadwell-EP), pays C6's exit latency (133 us) on top of wake_to_run; after a
+/// short idle it does not.
+#[test]
+fn idle_exit_latency_after_a_long_idle_only() {
+    let p = broadwell();
+    let w2r = p.ps(cost::WAKE_TO_RUN);
+    let exit = (p.get("idle_exit_ns").unwrap() * 1000.0) as u64;
+    assert_eq!(exit, 133_000_000);
+    assert_eq!(p.get("idle_exit_after_ns"), Some(400_000.0));
+    for (after_us, extra) in [(100, 0), (1_000, exit)] {
+        let times = Arc::new(Mutex::new((0u64, 0u64)));
+        let t2 = times.clone();
+        lwsim::run(SimConfig::new(p.clone(), 1), move || {
+            let f = Arc::new(Padded(AtomicU32::new(0)));
+            let (f1, t) = (f.clone(), t2.clone());
+            let waiter = lwsim::thread::spawn(move || {
+                lwsim::futex_wait(&f1.0, 0);
+                t.lock().unwrap().1 = ps();
+            });
+            lwsim::settle();
+            lwsim::sleep_micros(after_us);
+            f.0.store(1, Ordering::Release);
+            t2.lock().unwrap().0 = ps();
+            lwsim::futex_wake(&f.0, 1);
+            waiter.join().unwrap();
+        });
+        let (start, back) = *times.lock().unwrap();
+        assert_eq!(back - start, w2r + extra, "woken after {after_us} us");
+    }
+}
+
+/// `sched_yield` (CFS's skip buddy): a thread alone on its core keeps it (the call costs a
+/// system call); with a queued thread it hands over only while that thread's vruntime is at
+/// most wakeup_granularity past its own. Threads `Y` (yields after every 10 us step) and `B`
+/// (computes) share one core: Y's first yield hands over at once (both start level), B then
+/// runs its 12 ms slice, and Y's later yields keep the core until Y has caught up to within
+/// 4 ms of B: Y runs 8 ms (to the step) before its yield hands over again.
+#[test]
+fn sched_yield_hands_over_within_the_wakeup_granularity() {
+    let p = broadwell();
+    let (latency, _, gran) = cfs(&p);
+    let syscall = p.ps(cost::SYSCALL);
+    // Alone: no switch, one system call per yield.
+    let r = lwsim::run(SimConfig::new(p.clone(), 1), || {
+        lwsim::thread::spawn(|| {
+            for _ in 0..10 {
+                lwsim::thread::yield_now();
+            }
+        })
+        .join()
+        .unwrap();
+    });
+    assert_eq!((r.total().yields, r.total().context_switches), (10, 0));
+    assert_eq!(r.end_ps, 10 * syscall);
+
+    let runs = Arc::new(Mutex::new(Vec::new()));
+    let r2 = runs.clone();
+    let r = lwsim::run(SimConfig::new(p, 1), move || {
+        let runs = r2.clone();
+        let y = lwsim::thread::spawn(move || {
+            let mut start = ps();
+            for _ in 0..2_000 {
+                lwsim::compute(10_000);
+                let before = ps();
+                lwsim::thread::yield_now();
+                let now = ps();
+                if now - before > syscall {
+                    runs.lock().unwrap().push(before + syscall - start);
+                    start = now;
+                }
+            }
+        });
+        let b = lwsim::thread::spawn(|| {
+            for _ in 0..3_000 {
+                lwsim::compute(10_000);
+            }
+        });
+        y.join().unwrap();
+        b.join().unwrap();
+    });
+    let runs = runs.lock().unwrap().clone();
+    assert!(runs.len() >= 2, "{runs:?} {}", r.summary());
+    assert_eq!(runs[0], 10_000_000 + syscall, "{runs:?}");
+    // B ran latency / 2 = 12 ms; Y hands over once its vruntime is within `gran` of B's.
+    let step = 10_000_000 + syscall;
+    let want = latency / 2 - gran;
+    assert!(
+        runs[1] >= want - step && runs[1] <= want + step,
+        "{} vs {want} ± {step}: {runs:?}",
+        runs[1]
+    );
 }
 
 /// Outside a simulation the futex is a host futex: a waiter on real threads sleeps until the
@@ -132,4 +358,53 @@ fn futex_outside_a_simulation_waits_for_the_wake() {
     word.store(7, Ordering::Release);
     lwsim::futex_wake(&word, 1);
     assert_eq!(waiter.join().unwrap(), 7);
+}
+
+/// The running task's virtual clock in picoseconds.
+fn ps() -> u64 {
+    lwsim::machine::with_machine(|m| m.map(|m| m.clock_of_current()).unwrap_or(0))
+}
+
+/// Computes until the running task's clock reaches `ns` nanoseconds (keeping its sub-ns part).
+fn until_ns(ns: u64) {
+    let now = ps() / 1000;
+    assert!(now <= ns, "already at {now} ns, past {ns} ns");
+    lwsim::compute(ns - now);
+}
+
+/// The futex compare is its own scheduling point, after the system call's cost and the word's
+/// coherence access: a store issued 40 ns after the waiter entered FUTEX_WAIT (inside the 75 ns
+/// system call) is seen by the compare, so the waiter does not sleep. (Compared at entry, the
+/// waiter slept although nobody would wake it; the supervisor's wake 1 ms later rescued it.)
+#[test]
+fn futex_compare_sees_a_store_made_during_the_system_call() {
+    let p = broadwell();
+    let (syscall, transfer) = (p.ps(cost::SYSCALL), p.ps(cost::TRANSFER_L3));
+    let times = Arc::new(Mutex::new((0u64, 0u64)));
+    let t2 = times.clone();
+    let r = lwsim::run(SimConfig::new(p, 2), move || {
+        let word = Arc::new(Padded(AtomicU32::new(0)));
+        let (w, t) = (word.clone(), t2.clone());
+        let storer = lwsim::thread::spawn(move || {
+            w.0.store(0, Ordering::Relaxed); // owns the line from now on
+            until_ns(10_040);
+            w.0.store(1, Ordering::Release); // never followed by a wake
+        });
+        let w = word.clone();
+        let waiter = lwsim::thread::spawn(move || {
+            until_ns(10_000);
+            let entry = ps();
+            lwsim::futex_wait(&w.0, 0);
+            *t.lock().unwrap() = (entry, ps());
+        });
+        lwsim::sleep_micros(1_000);
+        lwsim::futex_wake(&word.0, 1);
+        storer.join().unwrap();
+        waiter.join().unwrap();
+    });
+    let (entry, back) = *times.lock().unwrap();
+    let t = r.total();
+    assert_eq!((t.futex_sleeps, t.futex_wakes), (0, 0), "{}", r.summary());
+    // System call, then the load that takes the line from the storer, then the compare.
+    assert_eq!(back - entry, syscall + transfer, "{entry} {back}");
 }
