@@ -6,8 +6,8 @@
 # locks (determinism, TAS/ticket-vs-MCS shape, exact costs of the atomic and classic LWLocks,
 # lock-holder preemption, the FlexLock leader group), a short sweep, the speed check (a 64-core,
 # 10 ms virtual run of the atomic LWLock under a 95/5 shared/exclusive mix must take at most
-# 30 s), and lwbench's simulated engine (bench/tests/sim_engine.rs, the ticket-lock example on
-# the simulator).
+# 30 s), and lwbench's simulated engine (bench/tests/sim_engine.rs; bench/tests/sim_tools.rs:
+# --jobs, --set, --sensitivity; the ticket-lock example on the simulator).
 # Usage: ci/sim.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +24,8 @@ cargo test --release -p flexlock --test sim_group
 
 echo "== lwsim: lwbench --engine sim (determinism, the acceptance sweep's files and columns, group-lock costs, bad input)"
 cargo test --release -p bench --features stats --test sim_engine
+echo "== lwsim: lwbench's sweep tools (--jobs leaves every file byte-identical, --set, --sensitivity, bad values)"
+cargo test --release -p bench --features stats --test sim_tools
 cargo test --release -p bench --features stats --test clog_work
 
 echo "== lwsim: a user's lock registered by its own main, on the simulated machine"

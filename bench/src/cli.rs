@@ -131,16 +131,39 @@ pub struct Args {
     /// Thread counts: a list of counts and `a:b` doubling ranges, e.g. `1,2,64` or `1:64`.
     #[arg(long, value_delimiter = ',', default_value = "1:64", value_parser = parse_threads)]
     pub threads: Vec<ThreadSpec>,
-    /// Length of each trial, e.g. `300ms`, `2s`. With more threads than cores, fairness
-    /// (Jain) needs about 20 scheduler slices per thread to mean anything; points that got
-    /// fewer are flagged (`fair_short`). 250 ms gives a 64-thread point on 2 cores 5–20 slices
-    /// per thread: the quick suite stays quick, and its fairness figures above the core count
-    /// are flagged; use `--duration 2s` for fairness at 64 threads.
-    #[arg(long, default_value = "250ms", value_parser = parse_duration)]
-    pub duration: Duration,
-    /// Trials per point (after one discarded warm-up trial).
-    #[arg(long, default_value = "3", value_parser = parse_positive_u32)]
-    pub trials: u32,
+    /// Length of each trial, e.g. `300ms`, `2s` [default: 250ms; on `--engine sim` 1ms of
+    /// virtual time]. With more threads than cores, fairness (Jain) needs about 20 scheduler
+    /// slices per thread to mean anything; points that got fewer are flagged (`fair_short`).
+    /// 250 ms gives a 64-thread point on 2 cores 5–20 slices per thread: the quick suite stays
+    /// quick, and its fairness figures above the core count are flagged; use `--duration 2s`
+    /// for fairness at 64 threads. The simulator's cost grows with the simulated work, not with
+    /// the virtual time alone: its default keeps the default suite within a few minutes (see the
+    /// guide, "Two engines", for the spread against virtual time).
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+    /// Trials per point [default: 3, after one discarded warm-up trial; on `--engine sim` each
+    /// trial is a simulation with its own seed, its warm-up inside it]. A simulated claim is a
+    /// point's median over at least 10 trials (seeds) with its spread: `--trials 10`.
+    #[arg(long, value_parser = parse_positive_u32)]
+    pub trials: Option<u32>,
+    /// Simulated trials run side by side on this many OS threads (`--engine sim`) [default:
+    /// every local core]. Each simulation stays single-threaded and deterministic, and the
+    /// files are the same for every N. The real engine measures one trial at a time: there
+    /// `--jobs` above 1 exits 2.
+    #[arg(long, value_parser = parse_positive_usize)]
+    pub jobs: Option<usize>,
+    /// Overrides of the simulated profile (`--engine sim`), comma-separated or repeated: a cost
+    /// key in ns (`futex_wake_ns=1000`) or a model parameter (`shared_load_occupancy=0`); see
+    /// the profile's keys in `meta.json` (`sim.profile`). Recorded in `meta.json` and
+    /// `summary.md`.
+    #[arg(long = "set", value_name = "KEY=VALUE[,KEY=VALUE]")]
+    pub set: Vec<String>,
+    /// Profile keys to test (`--engine sim`): the sweep runs at the profile's value, at half
+    /// and at twice it, for each key, and writes `sensitivity.md` and `sensitivity.csv`: per
+    /// point and lock, the figure at base, x0.5 and x2 and the ratios to base. A key whose value
+    /// is 0 is reported, not run (halving or doubling zero is no test).
+    #[arg(long, value_delimiter = ',', value_name = "KEY[,KEY]")]
+    pub sensitivity: Vec<String>,
     /// Length of the warm-up trial (default: half of --duration).
     #[arg(long, value_parser = parse_duration)]
     pub warmup: Option<Duration>,
@@ -196,13 +219,40 @@ pub struct Args {
     pub seed: u64,
 }
 
-/// The machine a sweep runs on, resolved from `--engine`, `--platform` and `--cores`.
+/// The real engine's default trial length.
+pub const REAL_DEFAULT_DURATION: Duration = Duration::from_millis(250);
+/// The real engine's default trials per point.
+pub const REAL_DEFAULT_TRIALS: u32 = 3;
+/// The simulator's default trial length, virtual time (plus half of it as warm-up).
+pub const SIM_DEFAULT_DURATION: Duration = Duration::from_millis(1);
+/// The simulator's default trials (seeds) per point, as on the real engine: the default suite
+/// stays within minutes; a simulated claim needs `--trials 10` (see `figures::SIM_CLAIM_TRIALS`).
+pub const SIM_DEFAULT_TRIALS: u32 = 3;
+
+/// The machine a sweep runs on, resolved from `--engine`, `--platform`, `--cores`, `--set`,
+/// `--sensitivity` and `--jobs`.
 #[derive(Clone, Debug)]
 pub enum Machine {
     /// This machine.
     Real,
     /// The simulated one (the seed is set per trial).
-    Sim(SimSetup),
+    Sim(Box<SimMachine>),
+}
+
+/// The simulated machine of a sweep, with its overrides and the variants of a sensitivity run.
+#[derive(Clone, Debug)]
+pub struct SimMachine {
+    /// The machine (with the `--set` overrides applied).
+    pub setup: SimSetup,
+    /// The `--set` overrides, in order.
+    pub overrides: Vec<crate::sensitivity::Override>,
+    /// The `--sensitivity` keys.
+    pub sensitivity: Vec<crate::sensitivity::SensKey>,
+    /// The machines the sweep runs on: `setup` first, then each sensitivity arm that runs
+    /// (the keys' [`crate::sensitivity::Arm::Run`] index into this list).
+    pub variants: Vec<SimSetup>,
+    /// OS threads running simulated trials side by side.
+    pub jobs: usize,
 }
 
 impl Machine {
@@ -216,6 +266,27 @@ impl Machine {
 }
 
 impl Args {
+    /// `--duration`, or the engine's default.
+    pub fn duration(&self) -> Duration {
+        self.duration.unwrap_or(match self.engine {
+            Engine::Real => REAL_DEFAULT_DURATION,
+            Engine::Sim => SIM_DEFAULT_DURATION,
+        })
+    }
+
+    /// `--trials`, or the engine's default.
+    pub fn trials(&self) -> u32 {
+        self.trials.unwrap_or(match self.engine {
+            Engine::Real => REAL_DEFAULT_TRIALS,
+            Engine::Sim => SIM_DEFAULT_TRIALS,
+        })
+    }
+
+    /// `--warmup`, or half of the trial length.
+    pub fn warmup(&self) -> Duration {
+        self.warmup.unwrap_or(self.duration() / 2)
+    }
+
     /// The locks to run for `w`, in registry order. Explicitly named locks that do not apply
     /// to the workload are skipped (and reported by the caller).
     pub fn locks_for(&self, w: Workload) -> (Vec<LockKind>, Vec<LockKind>) {
@@ -410,10 +481,20 @@ pub fn check_engine(args: &Args) -> Machine {
         for (name, given) in [
             ("--platform <PLATFORM>", args.platform.clone()),
             ("--cores <CORES>", args.cores.map(|c| c.to_string())),
+            ("--set <KEY=VALUE[,KEY=VALUE]>", opt_list(&args.set)),
+            ("--sensitivity <KEY[,KEY]>", opt_list(&args.sensitivity)),
         ] {
             if let Some(v) = given {
                 usage_error(name, &v, "applies only to --engine sim");
             }
+        }
+        if let Some(n) = args.jobs.filter(|&n| n > 1) {
+            usage_error(
+                "--jobs <JOBS>",
+                &n.to_string(),
+                "the real engine measures one trial at a time (parallel trials would compete \
+                 for this machine's cores); --jobs applies to --engine sim",
+            );
         }
         return Machine::Real;
     }
@@ -462,18 +543,58 @@ fn sim_machine(args: &Args) -> Machine {
             &format!("platform {} has {hw} hardware threads", profile.name),
         );
     }
-    Machine::Sim(SimSetup {
+    let mut overrides = Vec::new();
+    let mut profile = profile;
+    for spec in &args.set {
+        let before = profile.clone();
+        profile
+            .set_all(spec)
+            .unwrap_or_else(|e| usage_error("--set <KEY=VALUE[,KEY=VALUE]>", spec, &e));
+        // Recorded with the profile's value before the override.
+        for (key, value) in crate::sensitivity::parse_overrides(spec) {
+            let profile = before.get(&key).unwrap_or(f64::NAN);
+            overrides.push(crate::sensitivity::Override {
+                key,
+                value,
+                profile,
+            });
+        }
+    }
+    let setup = SimSetup {
         platform: profile.name.clone(),
         cores,
         seed: args.seed,
-        warmup: args.warmup.unwrap_or(args.duration / 2),
+        warmup: args.warmup(),
         profile,
-    })
+    };
+    let (sensitivity, variants) = crate::sensitivity::plan(&setup, &args.sensitivity)
+        .unwrap_or_else(|e| {
+            usage_error("--sensitivity <KEY[,KEY]>", &args.sensitivity.join(","), &e)
+        });
+    let mut jobs = args.jobs.unwrap_or_else(crate::jobs::default_jobs);
+    if jobs > 1 && std::env::var_os("LWSIM_LINES").is_some() {
+        // Each simulation prints its line profile to stderr when it ends: one at a time keeps
+        // them whole and in sweep order.
+        eprintln!("note: LWSIM_LINES is set: the simulations run one at a time (--jobs 1)");
+        jobs = 1;
+    }
+    Machine::Sim(Box::new(SimMachine {
+        setup,
+        overrides,
+        sensitivity,
+        variants,
+        jobs,
+    }))
 }
 
 #[cfg(not(lwsim))]
 fn sim_machine(_args: &Args) -> Machine {
     unreachable!("checked: no simulator backend in this build")
+}
+
+/// A list option's value as given, or `None` when it was not.
+fn opt_list(v: &[String]) -> Option<String> {
+    (!v.is_empty()).then(|| v.join(","))
 }
 
 /// Exit 2 with clap's error format, naming the argument.
@@ -547,9 +668,9 @@ fn meta_json(args: &Args, probe: &perf::Probe, warmup: Duration) -> serde_json::
         "settings": {
             "workloads": args.workload.iter().map(|w| w.name()).collect::<Vec<_>>(),
             "threads": args.thread_counts(),
-            "requested_duration_s": args.duration.as_secs_f64(),
+            "requested_duration_s": args.duration().as_secs_f64(),
             "requested_warmup_s": warmup.as_secs_f64(),
-            "trials": args.trials,
+            "trials": args.trials(),
             "write_pct": args.write_pct,
             "procs": args.procs,
             "layouts": args.layout.iter().flatten().map(|l| l.name()).collect::<Vec<_>>(),
@@ -592,24 +713,46 @@ where
     }
 }
 
+/// One point of the sweep: what it runs, its label, and its spec (the trial length set; the
+/// simulated machine set per trial).
+struct PlannedPoint {
+    workload: Workload,
+    lock: LockKind,
+    variant: report::Variant,
+    spec: PointSpec,
+}
+
 fn run(args: &Args, machine: &Machine) -> Result<(), String> {
     let started = Instant::now();
     let probe = perf::probe();
-    let warmup = args.warmup.unwrap_or(args.duration / 2);
+    let warmup = args.warmup();
+    let (duration, trials_per_point) = (args.duration(), args.trials());
     let mut meta = meta_json(args, &probe, warmup);
     meta["engine"] = serde_json::json!(machine.engine().name());
-    if let Machine::Sim(s) = machine {
+    if let Machine::Sim(m) = machine {
+        let s = &m.setup;
         // The simulated clock is read for free: no timer floor.
         meta["timer_source"] = serde_json::json!("lwsim virtual clock");
         meta["timer_floor_ns"] = serde_json::json!(0.0);
+        meta["settings"]["jobs"] = serde_json::json!(m.jobs);
         meta["sim"] = serde_json::json!({
             "platform": s.platform,
             "platform_arg": args.platform.clone().unwrap_or_else(|| engine::DEFAULT_PLATFORM.into()),
             "cores": s.cores,
             "seed": args.seed,
-            "trial_seeds": (1..=args.trials).map(|k| engine::trial_seed(args.seed, k)).collect::<Vec<_>>(),
+            "trial_seeds": (1..=trials_per_point).map(|k| engine::trial_seed(args.seed, k)).collect::<Vec<_>>(),
             "warmup_in_trial": true,
             "time": "virtual",
+            "overrides": m.overrides.iter().map(|o| serde_json::json!({
+                "key": o.key, "value": o.value, "profile": o.profile,
+            })).collect::<Vec<_>>(),
+            "sensitivity": m.sensitivity.iter().map(|k| {
+                let arm = |a: &crate::sensitivity::Arm| match a {
+                    crate::sensitivity::Arm::Run { value, .. } => serde_json::json!({ "value": value }),
+                    crate::sensitivity::Arm::Skipped(why) => serde_json::json!({ "skipped": why }),
+                };
+                serde_json::json!({ "key": k.key, "base": k.base, "half": arm(&k.half), "double": arm(&k.double) })
+            }).collect::<Vec<_>>(),
             "note": "every duration, rate and wait is virtual time; the counters cover the window \
                      only; cache_misses stays empty (no PMU in a simulation): see the sim_* columns",
         });
@@ -629,8 +772,7 @@ fn run(args: &Args, machine: &Machine) -> Result<(), String> {
     .map_err(|e| io("meta.json", &e))?;
 
     let threads = args.thread_counts();
-    type Variant = (Option<Layout>, Option<Strategy>);
-    let mut plan: Vec<(Workload, LockKind, Variant)> = Vec::new();
+    let mut plan: Vec<PlannedPoint> = Vec::new();
     for &w in &args.workload {
         let (run, skipped) = args.locks_for(w);
         for k in skipped {
@@ -641,23 +783,66 @@ fn run(args: &Args, machine: &Machine) -> Result<(), String> {
             );
         }
         let variants = args.variants_for(w);
-        plan.extend(
-            run.into_iter()
-                .flat_map(|k| variants.iter().map(move |v| (w, k, *v))),
-        );
+        for k in run {
+            for &(layout, strategy) in &variants {
+                for &t in &threads {
+                    plan.push(PlannedPoint {
+                        workload: w,
+                        lock: k,
+                        variant: report::Variant {
+                            layout: layout.map_or("", Layout::name),
+                            snapshot: strategy.map_or("", Strategy::name),
+                        },
+                        spec: PointSpec {
+                            workload: w,
+                            lock: k,
+                            threads: t,
+                            procs: args.procs.unwrap_or(t).max(t),
+                            layout: layout.unwrap_or(Layout::Dense),
+                            duration,
+                            worker: WorkerConfig {
+                                write_pct: args.write_pct,
+                                work: args.work,
+                                time_every: args.time_every,
+                                strategy: strategy.unwrap_or(Strategy::Scan),
+                            },
+                            sample_interval: args.sample_interval,
+                            sim: None,
+                        },
+                    });
+                }
+            }
+        }
     }
-    let total = plan.len() * threads.len();
-    if let Machine::Sim(s) = machine {
+    let total = plan.len();
+    let sweeps = match machine {
+        Machine::Sim(m) => m.variants.len(),
+        Machine::Real => 1,
+    };
+    if let Machine::Sim(m) = machine {
+        let s = &m.setup;
         eprintln!(
-            "lwbench: {} points x {} trials of {:?} + {:?} warm-up in virtual time, simulated on \
-             {} ({} cores), seed {}",
-            total, args.trials, args.duration, warmup, s.platform, s.cores, args.seed
+            "lwbench: {} points x {} trials of {:?} + {:?} warm-up in virtual time{}, simulated on \
+             {} ({} cores), seed {}, {} at a time",
+            total,
+            trials_per_point,
+            duration,
+            warmup,
+            if sweeps > 1 {
+                format!(", {sweeps} sweeps (the base and the sensitivity arms)")
+            } else {
+                String::new()
+            },
+            s.platform,
+            s.cores,
+            args.seed,
+            m.jobs
         );
     } else {
-        let est = (warmup + args.duration * args.trials).as_secs_f64() * total as f64;
+        let est = (warmup + duration * trials_per_point).as_secs_f64() * total as f64;
         eprintln!(
             "lwbench: {} points x ({} trials of {:?} + {:?} warm-up), about {:.0} s; {}",
-            total, args.trials, args.duration, warmup, est, probe
+            total, trials_per_point, duration, warmup, est, probe
         );
     }
     let mut sim_real = Duration::ZERO;
@@ -669,119 +854,131 @@ fn run(args: &Args, machine: &Machine) -> Result<(), String> {
         csv::Writer::from_path(out.join("waits.csv")).map_err(|e| io("waits.csv", &e))?;
     let mut points_csv =
         csv::Writer::from_path(out.join("points.csv")).map_err(|e| io("points.csv", &e))?;
-    let pb = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
+    let pb =
+        ProgressBar::with_draw_target(Some((total * sweeps) as u64), ProgressDrawTarget::stderr());
     pb.set_style(
         ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} [{elapsed_precise} / ~{eta}]")
             .map_err(|e| e.to_string())?,
     );
+    let label = |p: &PlannedPoint| {
+        format!(
+            "{} {} {} x{}",
+            p.workload.name(),
+            p.lock.name(),
+            p.variant.label(),
+            p.spec.threads
+        )
+    };
     let mut points: Vec<PointRow> = Vec::new();
-    for &(w, k, (layout, strategy)) in &plan {
-        let variant = report::Variant {
-            layout: layout.map_or("", Layout::name),
-            snapshot: strategy.map_or("", Strategy::name),
-        };
-        for &t in &threads {
-            pb.set_message(format!(
-                "{} {} {} x{t}",
-                w.name(),
-                k.name(),
-                variant.label()
-            ));
-            let mut spec = PointSpec {
-                workload: w,
-                lock: k,
-                threads: t,
-                procs: args.procs.unwrap_or(t).max(t),
-                layout: layout.unwrap_or(Layout::Dense),
-                duration: warmup,
-                worker: WorkerConfig {
-                    write_pct: args.write_pct,
-                    work: args.work,
-                    time_every: args.time_every,
-                    strategy: strategy.unwrap_or(Strategy::Scan),
+    // The sensitivity arms' points, per sweep (the base sweep's are `points`).
+    let mut arm_points: Vec<Vec<PointRow>> = vec![Vec::new(); sweeps];
+    // Writes one point's trials: every file of the base sweep, or an arm's medians.
+    let mut emit = |sweep: usize, p: &PlannedPoint, trials: Vec<runner::TrialResult>| {
+        let (w, k, variant, t) = (p.workload, p.lock, p.variant, p.spec.threads);
+        for s in trials.iter().filter_map(|r| r.sim.as_ref()) {
+            sim_real += s.real;
+            sim_rates.push(s.events_per_sec);
+        }
+        let point = PointRow::new(w, k, variant, t, &trials);
+        pb.set_message(label(p));
+        pb.inc(1);
+        if sweep > 0 {
+            arm_points[sweep].push(point);
+            return Ok(());
+        }
+        for r in trials
+            .iter()
+            .filter(|r| r.sim.is_none() && (r.counters.complete_threads as usize) < t)
+        {
+            pb.suspend(|| {
+                eprintln!(
+                    "note: {} {} x{t}: perf counters opened in only {} of {t} workers \
+                     (out of file descriptors? `ulimit -n`); their columns are left empty, \
+                     context switches from {}",
+                    w.name(),
+                    k.name(),
+                    r.counters.complete_threads,
+                    match r.counters.ctx_switches().1.name() {
+                        "" => "nowhere",
+                        n => n,
+                    }
+                )
+            });
+        }
+        for (i, r) in trials.iter().enumerate() {
+            let trial = i as u32 + 1;
+            results
+                .serialize(ResultRow::new(
+                    w,
+                    k,
+                    variant,
+                    t,
+                    p.spec.procs,
+                    trial,
+                    r,
+                    point.bimodal,
+                ))
+                .map_err(|e| io("results.csv", &e))?;
+            for row in WaitRow::rows(w, k, variant, t, trial, r) {
+                waits.serialize(row).map_err(|e| io("waits.csv", &e))?;
+            }
+        }
+        points_csv
+            .serialize(&point)
+            .map_err(|e| io("points.csv", &e))?;
+        results.flush().map_err(|e| io("results.csv", &e))?;
+        waits.flush().map_err(|e| io("waits.csv", &e))?;
+        points_csv.flush().map_err(|e| io("points.csv", &e))?;
+        points.push(point);
+        Ok::<(), String>(())
+    };
+    match machine {
+        Machine::Real => {
+            for p in &plan {
+                pb.set_message(label(p));
+                // Every point starts from PostgreSQL's initial spin estimate, whatever ran
+                // before (the estimate is folded in by every exiting thread and would carry
+                // over).
+                lwlock::proc::set_shared_spins_per_delay(lwlock::s_lock::DEFAULT_SPINS_PER_DELAY);
+                let mut spec = p.spec.clone();
+                spec.duration = warmup;
+                runner::run_trial(&spec, &probe)?;
+                let trials = (0..trials_per_point)
+                    .map(|_| runner::run_trial(&p.spec, &probe))
+                    .collect::<Result<Vec<_>, _>>()?;
+                emit(0, p, trials)?;
+            }
+        }
+        Machine::Sim(m) => {
+            // A simulation starts from a fresh machine (and a fresh spin estimate); the warm-up
+            // runs inside each trial, before its window. Tasks in sweep order: sweep, point,
+            // trial; the results come back in that order whatever `--jobs`.
+            let tasks: Vec<(usize, usize, u32)> = (0..sweeps)
+                .flat_map(|s| {
+                    (0..total).flat_map(move |p| (1..=trials_per_point).map(move |k| (s, p, k)))
+                })
+                .collect();
+            let mut pending: Vec<runner::TrialResult> = Vec::new();
+            crate::jobs::run_ordered(
+                m.jobs,
+                &tasks,
+                |&(s, p, k)| {
+                    let mut spec = plan[p].spec.clone();
+                    spec.sim = Some(SimSetup {
+                        seed: engine::trial_seed(args.seed, k),
+                        ..m.variants[s].clone()
+                    });
+                    runner::run_trial(&spec, &probe)
                 },
-                sample_interval: args.sample_interval,
-                sim: None,
-            };
-            let trials = match machine {
-                Machine::Real => {
-                    // Every point starts from PostgreSQL's initial spin estimate, whatever ran
-                    // before (the estimate is folded in by every exiting thread and would carry
-                    // over).
-                    lwlock::proc::set_shared_spins_per_delay(
-                        lwlock::s_lock::DEFAULT_SPINS_PER_DELAY,
-                    );
-                    runner::run_trial(&spec, &probe)?;
-                    spec.duration = args.duration;
-                    (0..args.trials)
-                        .map(|_| runner::run_trial(&spec, &probe))
-                        .collect::<Result<Vec<_>, _>>()?
-                }
-                Machine::Sim(setup) => {
-                    // A simulation starts from a fresh machine (and a fresh spin estimate);
-                    // the warm-up runs inside each trial, before its window.
-                    spec.duration = args.duration;
-                    (1..=args.trials)
-                        .map(|k| {
-                            spec.sim = Some(SimSetup {
-                                seed: engine::trial_seed(args.seed, k),
-                                ..setup.clone()
-                            });
-                            runner::run_trial(&spec, &probe)
-                        })
-                        .collect::<Result<Vec<_>, _>>()?
-                }
-            };
-            for s in trials.iter().filter_map(|r| r.sim.as_ref()) {
-                sim_real += s.real;
-                sim_rates.push(s.events_per_sec);
-            }
-            let point = PointRow::new(w, k, variant, t, &trials);
-            for r in trials
-                .iter()
-                .filter(|r| r.sim.is_none() && (r.counters.complete_threads as usize) < t)
-            {
-                pb.suspend(|| {
-                    eprintln!(
-                        "note: {} {} x{t}: perf counters opened in only {} of {t} workers \
-                         (out of file descriptors? `ulimit -n`); their columns are left empty, \
-                         context switches from {}",
-                        w.name(),
-                        k.name(),
-                        r.counters.complete_threads,
-                        match r.counters.ctx_switches().1.name() {
-                            "" => "nowhere",
-                            n => n,
-                        }
-                    )
-                });
-            }
-            for (i, r) in trials.iter().enumerate() {
-                let trial = i as u32 + 1;
-                results
-                    .serialize(ResultRow::new(
-                        w,
-                        k,
-                        variant,
-                        t,
-                        spec.procs,
-                        trial,
-                        r,
-                        point.bimodal,
-                    ))
-                    .map_err(|e| io("results.csv", &e))?;
-                for row in WaitRow::rows(w, k, variant, t, trial, r) {
-                    waits.serialize(row).map_err(|e| io("waits.csv", &e))?;
-                }
-            }
-            points_csv
-                .serialize(&point)
-                .map_err(|e| io("points.csv", &e))?;
-            results.flush().map_err(|e| io("results.csv", &e))?;
-            waits.flush().map_err(|e| io("waits.csv", &e))?;
-            points_csv.flush().map_err(|e| io("points.csv", &e))?;
-            points.push(point);
-            pb.inc(1);
+                |i, r| {
+                    pending.push(r?);
+                    let (s, p, k) = tasks[i];
+                    if k == trials_per_point {
+                        emit(s, &plan[p], std::mem::take(&mut pending))?;
+                    }
+                    Ok(())
+                },
+            )?;
         }
     }
     pb.finish_and_clear();
@@ -798,7 +995,7 @@ fn run(args: &Args, machine: &Machine) -> Result<(), String> {
     )
     .map_err(|e| io("meta.json", &e))?;
     let cores = match machine {
-        Machine::Sim(s) => s.cores,
+        Machine::Sim(m) => m.setup.cores,
         Machine::Real => meta["cores"].as_u64().unwrap_or(1) as usize,
     };
     for &w in &args.workload {
@@ -809,20 +1006,36 @@ fn run(args: &Args, machine: &Machine) -> Result<(), String> {
         crate::figures::summary_md(&meta, &args.workload, &points),
     )
     .map_err(|e| io("summary.md", &e))?;
+    if let Machine::Sim(m) = machine {
+        if !m.sensitivity.is_empty() {
+            crate::sensitivity::write(
+                out,
+                &crate::figures::sim_header(&meta),
+                &m.sensitivity,
+                &points,
+                &arm_points,
+            )?;
+        }
+    }
 
     let mut stdout = std::io::stdout().lock();
-    let duration = format!("{:?}", args.duration);
+    let duration = format!("{duration:?}");
     for &w in &args.workload {
         let _ = write!(
             stdout,
             "{}",
-            crate::figures::stdout_tables(w, &points, args.trials, &duration)
+            crate::figures::stdout_tables(w, &points, trials_per_point, &duration)
         );
     }
     let _ = writeln!(
         stdout,
         "\nlock operations/s, waits and counters: points.csv, results.csv; tables with min–max: \
-         summary.md\nwrote {} ({:.0} s)",
+         summary.md{}\nwrote {} ({:.0} s)",
+        if matches!(machine, Machine::Sim(m) if !m.sensitivity.is_empty()) {
+            "; the sensitivity table: sensitivity.md"
+        } else {
+            ""
+        },
         out.display(),
         started.elapsed().as_secs_f64()
     );

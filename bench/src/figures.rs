@@ -578,6 +578,60 @@ fn opt(v: Option<f64>) -> String {
     v.map(thousands).unwrap_or_else(|| "-".into())
 }
 
+/// A simulated claim: a point's median over at least this many trials (seeds), with its spread.
+pub const SIM_CLAIM_TRIALS: u64 = 10;
+
+/// The simulated run in one paragraph (`summary.md`, `sensitivity.md`): profile, cores, seeds,
+/// trials with what a claim needs, and the `--set` overrides.
+pub fn sim_header(meta: &serde_json::Value) -> String {
+    let sim = &meta["sim"];
+    let trials = meta["settings"]["trials"].as_u64().unwrap_or(0);
+    let mut s = format!(
+        "**Engine: sim.** Simulated by lwsim on `{}` ({} of its hardware threads), seed {} \
+         (trial k uses a seed derived from it and k), {trials} trials (seeds) of {} virtual per \
+         point. Every cell is the median over a point's trials with its slowest and fastest \
+         trial, `*` where it is bimodal: a simulated claim is such a median over at least \
+         {SIM_CLAIM_TRIALS} trials (seeds), with its spread.",
+        sim["platform"].as_str().unwrap_or("?"),
+        sim["cores"],
+        sim["seed"],
+        duration_ns(
+            meta["settings"]["requested_duration_s"]
+                .as_f64()
+                .unwrap_or(0.0)
+                * 1e9
+        ),
+    );
+    if trials < SIM_CLAIM_TRIALS {
+        let _ = write!(
+            s,
+            " **{trials} trials per point: fewer than {SIM_CLAIM_TRIALS}, so these figures \
+             indicate, they do not establish a claim.**"
+        );
+    }
+    let overrides: Vec<String> = sim["overrides"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|o| {
+            format!(
+                "`{}` = {} (profile: {})",
+                o["key"].as_str().unwrap_or("?"),
+                o["value"],
+                o["profile"]
+            )
+        })
+        .collect();
+    if !overrides.is_empty() {
+        let _ = write!(
+            s,
+            " **Profile overrides (`--set`):** {}.",
+            overrides.join(", ")
+        );
+    }
+    s
+}
+
 /// `summary.md`: settings, then per workload what a transaction is, the rate and latency tables
 /// with their spread, lock operations/s where they differ from the rate, the sampled wait
 /// percentiles, the lock counters of a `stats` build, the wait-event profile at the highest thread
@@ -614,18 +668,13 @@ pub fn summary_md(meta: &serde_json::Value, workloads: &[Workload], points: &[Po
          wait-event samples in `waits.csv`.\n\n",
     );
     if meta["engine"].as_str() == Some("sim") {
-        let sim = &meta["sim"];
         let _ = writeln!(
             s,
-            "**Engine: sim.** Simulated by lwsim on `{}` ({} of its hardware threads), seed {} \
-             (trial k uses a seed derived from it and k). Every duration, rate and wait is \
-             virtual time; the warm-up runs inside each trial; counters cover the window only. \
-             The PMU columns stay empty: the simulator's stand-ins are the `sim_*` columns \
-             (line transfers per lock operation by kind, line-wait time, futex sleeps and \
-             wakes, preemptions).\n",
-            sim["platform"].as_str().unwrap_or("?"),
-            sim["cores"],
-            sim["seed"],
+            "{} Every duration, rate and wait is virtual time; the warm-up runs inside each \
+             trial; counters cover the window only. The PMU columns stay empty: the \
+             simulator's stand-ins are the `sim_*` columns (line transfers per lock operation \
+             by kind, line-wait time, futex sleeps and wakes, preemptions).\n",
+            sim_header(meta)
         );
     }
     let trials: usize = points.iter().map(|p| p.trials).sum();

@@ -8,6 +8,8 @@
 //! * [`cli`]: the command line and the sweep driver.
 //! * [`report`]: the rows of the CSV files.
 //! * [`figures`]: the stdout tables, `summary.md` and the SVGs, in each workload's unit.
+//! * [`jobs`]: `--jobs`, simulated trials side by side, their results in sweep order.
+//! * [`sensitivity`]: `--set` overrides and the `--sensitivity` table.
 //! * [`Lwbench`]: a user's own lock in the whole harness, and under `lwtorture`.
 //! * From `lwharness`: [`locks`] (the lock families and, as a facade, the registry),
 //!   [`registry`], [`flex`], [`pgshared`], [`snapshot`], [`workload`], [`clock`], [`runner`],
@@ -16,7 +18,9 @@
 
 pub mod cli;
 pub mod figures;
+pub mod jobs;
 pub mod report;
+pub mod sensitivity;
 
 pub use lwharness::{
     clock, engine, flex, parse, perf, pgshared, registry, runner, snapshot, workload,

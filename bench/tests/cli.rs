@@ -232,6 +232,21 @@ fn bad_input_exits_2_naming_the_argument() {
     expect_usage_error(&["--duration", "soon", "--out", o], &["--duration"]);
     expect_usage_error(&["--trials", "0", "--out", o], &["--trials"]);
     expect_usage_error(&["--write-pct", "101", "--out", o], &["--write-pct"]);
+    // The real engine measures one trial at a time; the profile options are the simulator's.
+    expect_usage_error(&["--jobs", "0", "--out", o], &["--jobs"]);
+    expect_usage_error(&["--jobs", "many", "--out", o], &["--jobs"]);
+    expect_usage_error(
+        &["--jobs", "2", "--out", o],
+        &["--jobs", "one trial at a time"],
+    );
+    expect_usage_error(
+        &["--set", "futex_wake_ns=1000", "--out", o],
+        &["--set", "--engine sim"],
+    );
+    expect_usage_error(
+        &["--sensitivity", "futex_wake_ns", "--out", o],
+        &["--sensitivity", "--engine sim"],
+    );
     expect_usage_error(
         &["--layout", "dense,sparse", "--out", o],
         &["--layout", "sparse", "pgxact"],

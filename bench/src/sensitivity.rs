@@ -1,0 +1,344 @@
+//! `--set` and `--sensitivity` (`--engine sim`): profile overrides by name, and the same sweep
+//! with a key halved and doubled, tabulated in `sensitivity.md` and `sensitivity.csv`.
+
+#[cfg(lwsim)]
+use crate::engine::SimSetup;
+use crate::report::PointRow;
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// One `--set` override.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Override {
+    /// The profile key.
+    pub key: String,
+    /// The value it was set to.
+    pub value: f64,
+    /// The profile's value before.
+    pub profile: f64,
+}
+
+/// The `KEY=VALUE` pairs of one `--set` value that `lwsim::Profile::set_all` accepted, in order
+/// (the same split: commas, `=`, surrounding blanks trimmed, empty items skipped).
+pub fn parse_overrides(spec: &str) -> Vec<(String, f64)> {
+    spec.split(',')
+        .filter(|s| !s.trim().is_empty())
+        .filter_map(|kv| {
+            let (k, v) = kv.split_once('=')?;
+            Some((k.trim().to_string(), v.trim().parse().ok()?))
+        })
+        .collect()
+}
+
+/// One side (x0.5 or x2) of a sensitivity key.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Arm {
+    /// Runs on the sweep's machine number `variant` (see `SimMachine::variants`), with the key
+    /// at `value`.
+    Run {
+        /// Index into the sweep's machines.
+        variant: usize,
+        /// The key's value there.
+        value: f64,
+    },
+    /// Not run, and why.
+    Skipped(String),
+}
+
+/// A `--sensitivity` key and its two arms.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SensKey {
+    /// The profile key.
+    pub key: String,
+    /// Its value in the base run.
+    pub base: f64,
+    /// The key halved.
+    pub half: Arm,
+    /// The key doubled.
+    pub double: Arm,
+}
+
+/// Why a key at 0 is not run.
+pub const ZERO_BASE: &str = "the base value is 0: halving or doubling zero is no test";
+
+impl SensKey {
+    /// The arms with their factor and label.
+    pub fn arms(&self) -> [(f64, &'static str, &Arm); 2] {
+        [(0.5, "x0.5", &self.half), (2.0, "x2", &self.double)]
+    }
+
+    /// The key's unit (`ns` for a cost key, none for a model parameter).
+    pub fn unit(&self) -> &'static str {
+        if self.key.ends_with("_ns") {
+            " ns"
+        } else {
+            ""
+        }
+    }
+}
+
+/// The keys of `--sensitivity` and the machines the sweep runs on (`setup` first, then one per
+/// arm that runs). An unknown key is an error naming it; a key at 0, or whose half or double is
+/// outside its range, keeps the arm as [`Arm::Skipped`] with the reason.
+#[cfg(lwsim)]
+pub fn plan(setup: &SimSetup, keys: &[String]) -> Result<(Vec<SensKey>, Vec<SimSetup>), String> {
+    let mut variants = vec![setup.clone()];
+    let mut out: Vec<SensKey> = Vec::new();
+    for key in keys.iter().map(|k| k.trim()).filter(|k| !k.is_empty()) {
+        if out.iter().any(|k| k.key == key) {
+            continue;
+        }
+        let base = setup.profile.get(key).ok_or_else(|| {
+            // The profile's own message lists the keys.
+            let mut p = setup.profile.clone();
+            p.set(key, 0.0)
+                .err()
+                .unwrap_or_else(|| format!("{key}: unknown profile key"))
+        })?;
+        let mut arm = |f: f64| -> Arm {
+            if base == 0.0 {
+                return Arm::Skipped(ZERO_BASE.into());
+            }
+            let mut v = setup.clone();
+            match v.profile.set(key, base * f) {
+                Ok(()) => {
+                    variants.push(v);
+                    Arm::Run {
+                        variant: variants.len() - 1,
+                        value: base * f,
+                    }
+                }
+                Err(e) => Arm::Skipped(e),
+            }
+        };
+        let (half, double) = (arm(0.5), arm(2.0));
+        out.push(SensKey {
+            key: key.to_string(),
+            base,
+            half,
+            double,
+        });
+    }
+    Ok((out, variants))
+}
+
+/// One row of `sensitivity.csv`: a point of the sweep under one key.
+#[derive(Debug, Serialize)]
+struct Row<'a> {
+    key: &'a str,
+    base_value: f64,
+    half_value: Option<f64>,
+    double_value: Option<f64>,
+    workload: &'a str,
+    lock: &'a str,
+    layout: &'a str,
+    snapshot: &'a str,
+    threads: usize,
+    trials: usize,
+    unit: &'a str,
+    base: f64,
+    base_min: f64,
+    base_max: f64,
+    base_bimodal: bool,
+    half: Option<f64>,
+    double: Option<f64>,
+    half_ratio: Option<f64>,
+    double_ratio: Option<f64>,
+    note: String,
+}
+
+fn ratio(x: f64, base: f64) -> Option<f64> {
+    (base > 0.0).then(|| (x / base * 1000.0).round() / 1000.0)
+}
+
+/// Writes `sensitivity.md` and `sensitivity.csv` into `out`: for every key, every point of the
+/// base sweep (`base`) beside the same point in each arm's sweep (`runs[variant]`, aligned
+/// with `base`).
+pub fn write(
+    out: &Path,
+    header: &str,
+    keys: &[SensKey],
+    base: &[PointRow],
+    runs: &[Vec<PointRow>],
+) -> Result<(), String> {
+    let io = |what: &str, e: &dyn std::fmt::Display| {
+        format!("writing {}: {e}", out.join(what).display())
+    };
+    let mut md = String::from("# Sensitivity\n\n");
+    md.push_str(header);
+    md.push_str(
+        "\n\nEach key's arms rerun the whole sweep with that key at half and at twice its base \
+         value, everything else as in the base run (`--set` overrides included), with the same \
+         seeds. Cells: the workload's figure (TPS; lock operations/s for `null` and `null-x`), \
+         the median over the trials; the base with its slowest–fastest trial. `†`: the arm's \
+         median lies outside the base's slowest–fastest range; a ratio without it is within the \
+         spread of the seeds. `*`: a bimodal point.\n",
+    );
+    let mut csv = csv::Writer::from_path(out.join("sensitivity.csv"))
+        .map_err(|e| io("sensitivity.csv", &e))?;
+    for k in keys {
+        let _ = write!(md, "\n## `{}` (base {}{}", k.key, num(k.base), k.unit());
+        for (_, label, arm) in k.arms() {
+            if let Arm::Run { value, .. } = arm {
+                let _ = write!(md, "; {label} = {}{}", num(*value), k.unit());
+            }
+        }
+        md.push_str(")\n\n");
+        let mut skipped = String::new();
+        for (_, label, arm) in k.arms() {
+            if let Arm::Skipped(why) = arm {
+                let _ = writeln!(skipped, "{label} not run: {why}.  ");
+            }
+        }
+        let fig = |arm: &Arm, i: usize| -> Option<&PointRow> {
+            match arm {
+                Arm::Run { variant, .. } => runs.get(*variant).and_then(|r| r.get(i)),
+                Arm::Skipped(_) => None,
+            }
+        };
+        let value = |arm: &Arm| match arm {
+            Arm::Run { value, .. } => Some(*value),
+            Arm::Skipped(_) => None,
+        };
+        if !skipped.is_empty() {
+            md.push_str(&skipped);
+            md.push('\n');
+        }
+        if matches!((&k.half, &k.double), (Arm::Skipped(_), Arm::Skipped(_))) {
+            for p in base {
+                csv.serialize(row(k, p, None, None, skipped.trim()))
+                    .map_err(|e| io("sensitivity.csv", &e))?;
+            }
+            continue;
+        }
+        md.push_str(
+            "| workload | lock | threads | base (slowest–fastest) | x0.5 | x2 | x0.5 / base | x2 / base |\n\
+             |---|---|--:|--:|--:|--:|--:|--:|\n",
+        );
+        for (i, p) in base.iter().enumerate() {
+            let (h, d) = (fig(&k.half, i), fig(&k.double, i));
+            let cell = |q: Option<&PointRow>| match q {
+                Some(q) => format!(
+                    "{}{}",
+                    crate::figures::thousands(q.median_txn_per_sec),
+                    if q.bimodal { "*" } else { "" }
+                ),
+                None => "-".into(),
+            };
+            let rcell = |q: Option<&PointRow>| match q
+                .and_then(|q| ratio(q.median_txn_per_sec, p.median_txn_per_sec).map(|r| (r, q)))
+            {
+                Some((r, q)) => {
+                    let outside = q.median_txn_per_sec < p.min_txn_per_sec
+                        || q.median_txn_per_sec > p.max_txn_per_sec;
+                    format!("{r:.2}{}", if outside { "†" } else { "" })
+                }
+                None => "-".into(),
+            };
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {}{} ({}–{}) | {} | {} | {} | {} |",
+                p.workload,
+                lock_label(p),
+                p.threads,
+                crate::figures::thousands(p.median_txn_per_sec),
+                if p.bimodal { "*" } else { "" },
+                crate::figures::thousands(p.min_txn_per_sec),
+                crate::figures::thousands(p.max_txn_per_sec),
+                cell(h),
+                cell(d),
+                rcell(h),
+                rcell(d),
+            );
+            let mut r = row(k, p, h, d, skipped.trim());
+            r.half_value = value(&k.half);
+            r.double_value = value(&k.double);
+            csv.serialize(r).map_err(|e| io("sensitivity.csv", &e))?;
+        }
+    }
+    csv.flush().map_err(|e| io("sensitivity.csv", &e))?;
+    std::fs::write(out.join("sensitivity.md"), md).map_err(|e| io("sensitivity.md", &e))
+}
+
+fn row<'a>(
+    k: &'a SensKey,
+    p: &'a PointRow,
+    h: Option<&PointRow>,
+    d: Option<&PointRow>,
+    note: &str,
+) -> Row<'a> {
+    Row {
+        key: &k.key,
+        base_value: k.base,
+        half_value: None,
+        double_value: None,
+        workload: p.workload,
+        lock: p.lock,
+        layout: p.layout,
+        snapshot: p.snapshot,
+        threads: p.threads,
+        trials: p.trials,
+        unit: crate::figures::unit(
+            crate::workload::Workload::from_name(p.workload).expect("a workload's own name"),
+        )
+        .rate,
+        base: p.median_txn_per_sec,
+        base_min: p.min_txn_per_sec,
+        base_max: p.max_txn_per_sec,
+        base_bimodal: p.bimodal,
+        half: h.map(|q| q.median_txn_per_sec),
+        double: d.map(|q| q.median_txn_per_sec),
+        half_ratio: h.and_then(|q| ratio(q.median_txn_per_sec, p.median_txn_per_sec)),
+        double_ratio: d.and_then(|q| ratio(q.median_txn_per_sec, p.median_txn_per_sec)),
+        note: note.replace("  \n", "; "),
+    }
+}
+
+/// The lock's column name: the lock, and the layout or snapshot strategy where they apply.
+fn lock_label(p: &PointRow) -> String {
+    let v = crate::report::Variant {
+        layout: p.layout,
+        snapshot: p.snapshot,
+    }
+    .label();
+    if v.is_empty() {
+        p.lock.to_string()
+    } else {
+        format!("{} {v}", p.lock)
+    }
+}
+
+/// A profile value: integers without decimals, others with up to three.
+fn num(x: f64) -> String {
+    if x.fract() == 0.0 {
+        format!("{x:.0}")
+    } else {
+        let s = format!("{x:.3}");
+        s.trim_end_matches('0').to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_split_as_the_profile_does() {
+        assert_eq!(
+            parse_overrides(" futex_wake_ns = 1000 ,,shared_load_occupancy=0"),
+            vec![
+                ("futex_wake_ns".to_string(), 1000.0),
+                ("shared_load_occupancy".to_string(), 0.0)
+            ]
+        );
+        assert!(parse_overrides("").is_empty());
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(num(8300.0), "8300");
+        assert_eq!(num(0.5), "0.5");
+        assert_eq!(num(41.25), "41.25");
+    }
+}
