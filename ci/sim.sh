@@ -19,7 +19,7 @@ cargo test -p lwsim
 export RUSTFLAGS="--cfg lwsim" CARGO_TARGET_DIR=target/lwsim
 
 echo "== lwsim: tests on the project's locks"
-cargo test --release -p lwlock --test sim_validation --test sim_os --test sim_patterns -- --nocapture
+cargo test --release -p lwlock --test sim_validation --test sim_os --test sim_patterns --test sim_claims -- --nocapture
 cargo test --release -p flexlock --test sim_group
 
 echo "== lwsim: lwbench --engine sim (determinism, the acceptance sweep's files and columns, group-lock costs, bad input)"
