@@ -130,9 +130,10 @@ fn the_acceptance_sweep_writes_every_file_with_the_sim_columns() {
         }
     }
     // Contention shows in the simulator's counters: lines move between cores at 64 clients.
+    // (A trial whose window saw no commit has no per-operation figure.)
     assert!(r
         .iter()
-        .filter(|x| x["threads"] == "64")
+        .filter(|x| x["threads"] == "64" && x["txn_per_sec"].parse::<f64>().unwrap() > 0.0)
         .all(|x| x["sim_transfers_per_op"].parse::<f64>().unwrap() > 0.1));
     let p = csv_rows(&d.join("points.csv"));
     assert!(p
