@@ -123,7 +123,7 @@ fn set_overrides_a_key_changes_the_figure_and_is_recorded() {
     };
     for lock in ["atomic", "classic"] {
         assert!(
-            tps(&s, lock) < tps(&b, lock) * 0.8,
+            tps(&s, lock) < tps(&b, lock) * 0.95,
             "{lock} at 8 clients: {} TPS with transfer_l3_ns=435 vs {} at the profile's 43.5",
             tps(&s, lock),
             tps(&b, lock)
