@@ -23,6 +23,39 @@
 //! for comparisons run in the same session as its calibration; the program says so when it ends.
 
 use std::hint::black_box;
+
+/// The `"model": { ... }` member of the shipped this-machine profile, as text.
+fn shipped_model_section() -> Option<&'static str> {
+    let text: &'static str = include_str!("../../lwsim/profiles/this-machine.json");
+    let start = text.find("\"model\"")?;
+    let open = start + text[start..].find('{')?;
+    let mut depth = 0usize;
+    let mut in_str = false;
+    let mut escaped = false;
+    for (i, ch) in text[open..].char_indices() {
+        if in_str {
+            match (escaped, ch) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match ch {
+            '"' => in_str = true,
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(&text[start..open + i + 1]);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
 use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -407,7 +440,14 @@ fn main() {
             if i + 1 < costs.len() { "," } else { "" }
         );
     }
-    json += "  }\n}\n";
+    json += "  }";
+    // The model parameters are not measured here: keep the shipped profile's (residency,
+    // spread, arbitration, store buffer, instruction time, ...), each with its source.
+    if let Some(model) = shipped_model_section() {
+        json += ",\n  ";
+        json += model;
+    }
+    json += "\n}\n";
     std::fs::write(&out, &json).unwrap_or_else(|e| panic!("{out}: {e}"));
     print!("{json}");
     let table: [(&str, Stat); 17] = [
