@@ -1334,7 +1334,10 @@ impl Machine {
             Req::Booked(seq) => (self.tasks[id].clock, Some((line_addr, seq))),
             _ => (self.tasks[id].clock, None),
         };
-        if booking.is_none() && after <= done_at {
+        // The sync point drained every entry due by `t0`; one still here is not yet visible (even
+        // if due by `done_at`: only the next sync point writes it), so a store written now would
+        // pass it, and could be overwritten by it when both are to the same atomic.
+        if booking.is_none() && self.tasks[id].sb.is_empty() {
             // A hit with nothing older buffered: visible now.
             return StoreReq::Done;
         }

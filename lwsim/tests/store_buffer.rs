@@ -190,3 +190,65 @@ fn a_full_store_buffer_stalls() {
     assert!(big < 10, "{big}");
     assert!(small > 100, "{small}");
 }
+
+/// Program order on one atomic, and a thread's own view of it: a thread that owns X buffers a
+/// store to a far line, then stores 1, 2, … to X (hits, buffered behind the far store) and reads
+/// X back after each. The store issued just before the far store drains must not be written
+/// ahead of the older, still buffered stores to X: they would then overwrite it with a stale
+/// value (a lost update; in lwlock, a wait-list link reset after it was set, a lost wakeup). The
+/// far line's transfer ends at a different phase of the loop for each of the leading stores,
+/// so one of the rounds issues a store right across the drain.
+#[test]
+fn a_store_does_not_pass_older_buffered_stores_to_the_same_atomic() {
+    const ROUNDS: usize = 8;
+    let stale = Arc::new(Mutex::new(Vec::new()));
+    let s2 = stale.clone();
+    lwsim::run(SimConfig::new(profile(256), 2), move || {
+        let far: Arc<Vec<Padded<AtomicU64>>> =
+            Arc::new((0..ROUNDS).map(|_| Padded(AtomicU64::new(0))).collect());
+        let flag = Arc::new(Padded(AtomicU64::new(0)));
+        let (f0, g0) = (far.clone(), flag.clone());
+        let other = lwsim::thread::spawn(move || {
+            for l in f0.iter() {
+                l.0.fetch_add(1, Relaxed); // takes every far line
+            }
+            g0.0.fetch_add(1, Release);
+        });
+        let (f1, g1, s) = (far.clone(), flag.clone(), s2.clone());
+        let writer = lwsim::thread::spawn(move || {
+            let x = Padded(AtomicU64::new(0));
+            while g1.0.load(Acquire) != 1 {
+                lwsim::pause();
+            }
+            let mut v = 0;
+            for (round, l) in f1.iter().enumerate() {
+                x.0.fetch_add(0, Relaxed); // owns X, drains the buffer
+                l.0.store(1, Relaxed); // a miss: buffered until the line arrives
+                for _ in 0..round {
+                    v += 1;
+                    x.0.store(v, Relaxed); // shifts the loop's phase by one store
+                }
+                for _ in 0..60 {
+                    v += 1;
+                    x.0.store(v, Relaxed);
+                    let seen = x.0.load(Relaxed);
+                    if seen != v {
+                        s.lock().unwrap().push((round, v, seen));
+                    }
+                }
+            }
+            x.0.fetch_add(0, Relaxed);
+            let last = x.0.load(Relaxed);
+            if last != v {
+                s.lock().unwrap().push((ROUNDS, v, last));
+            }
+        });
+        other.join().unwrap();
+        writer.join().unwrap();
+    });
+    let stale = stale.lock().unwrap();
+    assert!(
+        stale.is_empty(),
+        "X read back older than the thread's last store to it ((round, stored, read)): {stale:?}"
+    );
+}
