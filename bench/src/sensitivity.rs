@@ -1,9 +1,9 @@
 //! `--set` and `--sensitivity` (`--engine sim`): profile overrides by name, and the same sweep
 //! with a key halved and doubled, tabulated in `sensitivity.md` and `sensitivity.csv`.
 
-#[cfg(lwsim)]
-use crate::engine::SimSetup;
 use crate::report::PointRow;
+#[cfg(lwsim)]
+use lwharness::engine::SimSetup;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -280,7 +280,7 @@ fn row<'a>(
         threads: p.threads,
         trials: p.trials,
         unit: crate::figures::unit(
-            crate::workload::Workload::from_name(p.workload).expect("a workload's own name"),
+            lwharness::workload::Workload::from_name(p.workload).expect("a workload's own name"),
         )
         .rate,
         base: p.median_txn_per_sec,
