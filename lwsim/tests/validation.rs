@@ -233,7 +233,7 @@ fn ticket_lock_matches_the_ols12_chain_to_its_peak_and_collapses_at_least_as_ste
     }
 }
 
-/// The acceptance check as the issue states it: within ±25 % at every core count 2..18.
+/// The acceptance band: within ±25 % at every core count 2..18.
 ///
 /// Ignored while it fails (a finding, the profile untouched): past the chain's peak (8 cores) the
 /// simulation collapses more steeply, sim/chain 0.73 at 9 cores to 0.60 at 18, because with
