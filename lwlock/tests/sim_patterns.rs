@@ -14,14 +14,10 @@ use lwlock::sync::lwsim::{Profile, SimConfig};
 use lwlock::RawLwLock;
 
 fn point<L: RawLwLock + 'static>(p: &Profile, cores: usize, seed: u64) -> Point {
-    let w = Workload {
-        threads: cores,
-        duration_ns: 300_000,
-        shared_permille: 0,
-        cs_ns: 20,
-        think_ns: 100,
-    };
-    run_lock::<L>(SimConfig::new(p.clone(), cores).seed(seed), &w)
+    run_lock::<L>(
+        SimConfig::new(p.clone(), cores).seed(seed),
+        &Workload::exclusive_short(cores),
+    )
 }
 
 fn describe(p: &Point) -> String {

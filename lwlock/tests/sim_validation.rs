@@ -99,14 +99,10 @@ fn determinism_across_processes() {
 }
 
 fn exclusive_point<L: RawLwLock + 'static>(p: &Profile, cores: usize) -> Point {
-    let w = Workload {
-        threads: cores,
-        duration_ns: 300_000,
-        shared_permille: 0,
-        cs_ns: 20,
-        think_ns: 100,
-    };
-    run_lock::<L>(SimConfig::new(p.clone(), cores), &w)
+    run_lock::<L>(
+        SimConfig::new(p.clone(), cores),
+        &Workload::exclusive_short(cores),
+    )
 }
 
 /// TAS and ticket locks collapse past a knee as cores grow; MCS stays flat (within a socket, and

@@ -77,9 +77,9 @@ impl<L: RawLwLock, T> Core<L, T> {
     /// The calling thread holds the lock exclusively (through a guard being dropped).
     #[inline]
     unsafe fn release_exclusive(&self) {
+        // Holder-serves with an empty queue (the uncontended case): a plain release; the
+        // drain's load of the head is this one.
         instructions(9); // the guard's drop and the policy tests
-                         // Holder-serves with an empty queue (the uncontended case): a plain release; the
-                         // drain's load of the head is this one.
         if self.policy == Policy::Leader || (self.holder_serves && self.list.head() == INVALID_PROC)
         {
             if self.holder_serves {
@@ -159,9 +159,9 @@ impl<L: RawLwLock, T> Core<L, T> {
     /// # Safety
     /// The calling thread holds the lock shared.
     unsafe fn release_shared(&self) {
+        // Holder-serves: a shared release owes the queue nothing (its submitters wait for the
+        // lock in `L`'s own queue, which `L`'s release wakes), so it is a plain release.
         instructions(14); // the guard's drop, the policy tests, the deferred panic's slot
-                          // Holder-serves: a shared release owes the queue nothing (its submitters wait for the
-                          // lock in `L`'s own queue, which `L`'s release wakes), so it is a plain release.
         let policy = if self.holder_serves {
             Policy::Leader
         } else {

@@ -26,6 +26,20 @@ pub struct Workload {
     pub think_ns: u64,
 }
 
+impl Workload {
+    /// The known-shapes microbenchmark of the validation tests: `threads` threads, exclusive
+    /// only, cs 20 ns, think 100 ns, 300 µs virtual.
+    pub fn exclusive_short(threads: usize) -> Workload {
+        Workload {
+            threads,
+            duration_ns: 300_000,
+            shared_permille: 0,
+            cs_ns: 20,
+            think_ns: 100,
+        }
+    }
+}
+
 /// One simulated point.
 #[derive(Clone, Debug)]
 pub struct Point {
