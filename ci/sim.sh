@@ -27,6 +27,8 @@ cargo test --release -p bench --features stats --test sim_engine
 echo "== lwsim: lwbench's sweep tools (--jobs leaves every file byte-identical, --set, --sensitivity, bad values)"
 cargo test --release -p bench --features stats --test sim_tools
 cargo test --release -p bench --features stats --test clog_work
+echo "== lwsim: the per-lock choice (group-clear: ProcArrayLock and the CLOG lock of two types, each one's counters apart)"
+cargo test --release -p bench --features stats --test per_lock
 
 echo "== lwsim: a user's lock registered by its own main, on the simulated machine"
 cargo run --release -p bench --features stats --example ticket_lock -- --engine sim \

@@ -187,6 +187,14 @@ pub struct ResultRow {
     pub sim_preemptions: Option<u64>,
     /// Timed sleeps (s_lock back-off), in the window.
     pub sim_sleeps: Option<u64>,
+    /// ProcArrayLock's exclusive acquisitions alone (`excl_acquires` counts every lock).
+    pub proc_array_excl_acquires: Option<u64>,
+    /// Groups run by ProcArrayLock alone (group clear).
+    pub proc_array_groups: Option<u64>,
+    /// The CLOG lock's (XactSLRU's) exclusive acquisitions alone.
+    pub clog_excl_acquires: Option<u64>,
+    /// Groups run by the CLOG lock alone (the CLOG group update).
+    pub clog_groups: Option<u64>,
 }
 
 /// `n / ops` to three decimals, `None` without a simulation.
@@ -321,6 +329,10 @@ impl ResultRow {
             sim_futex_wakes: sim.map(|c| c.futex_wakes),
             sim_preemptions: sim.map(|c| c.preemptions),
             sim_sleeps: sim.map(|c| c.sleeps),
+            proc_array_excl_acquires: r.proc_array_lock.excl_acquires,
+            proc_array_groups: r.proc_array_lock.groups,
+            clog_excl_acquires: r.clog_lock.excl_acquires,
+            clog_groups: r.clog_lock.groups,
         }
     }
 }
@@ -493,6 +505,10 @@ pub struct PointRow {
     pub sim_futex_sleeps_per_op: Option<f64>,
     /// Median simulated preemptions per trial window.
     pub sim_preemptions: Option<f64>,
+    /// Median of ProcArrayLock's exclusive acquisitions per transaction, alone.
+    pub proc_array_excl_per_txn: Option<f64>,
+    /// Median of the CLOG lock's exclusive acquisitions per transaction, alone.
+    pub clog_excl_per_txn: Option<f64>,
 }
 
 /// The median of the values present, `None` when there are none.
@@ -584,6 +600,14 @@ impl PointRow {
         let stat = |f: fn(&LockCounters) -> Option<u64>| {
             median_of(trials.iter().map(|t| f(&t.lock).map(|v| v as f64)))
         };
+        let per_txn = |f: fn(&TrialResult) -> Option<u64>| {
+            median_of(
+                trials
+                    .iter()
+                    .map(|t| f(t).map(|n| n as f64 / t.txns.max(1) as f64)),
+            )
+            .map(|m| (m * 10_000.0).round() / 10_000.0)
+        };
         let (min_txn, max_txn) = min_max(&txn);
         let (min_ops, max_ops) = min_max(&ops);
         let median_txn = runner::median(&txn).round();
@@ -649,6 +673,8 @@ impl PointRow {
                     .iter()
                     .map(|t| t.sim.as_ref().map(|s| s.counters.preemptions as f64)),
             ),
+            proc_array_excl_per_txn: per_txn(|t| t.proc_array_lock.excl_acquires),
+            clog_excl_per_txn: per_txn(|t| t.clog_lock.excl_acquires),
         }
     }
 

@@ -21,7 +21,7 @@ use flexlock::{
     ClogGroupLock, FlexConfig, FlexLock, GroupLock, GroupStats, HolderServesLock, Policy,
     DEFAULT_MAX_GROUP,
 };
-use lwlock::{RawAtomicLwLock, RawLwLock, Tranche};
+use lwlock::{RawAtomicLwLock, RawClassicLwLock, RawLwLock, Tranche};
 
 /// The group counters, with the wrapped lock's own LWLOCK_STATS counters (semaphore sleeps and
 /// spin delays happen inside it) where the `stats` feature keeps them.
@@ -97,16 +97,24 @@ impl<F: GroupFamily> LockFamily for F {
     type Lock<T: Send + Sync + 'static> = GroupLocked<F, T>;
 }
 
-/// Family of `flex-leader` (`LEADER`) and `flex-releaser`: a `FlexLock` with that policy.
+/// Family of `flex-leader` (`LEADER`) and `flex-releaser`: a `FlexLock` with that policy over
+/// the raw lock `L` (the atomic LWLock; the classic one for the 2011 design as it was posted,
+/// over PostgreSQL 9.2's spinlock LWLock: `flex-leader-classic`, `flex-releaser-classic`).
 #[derive(Debug)]
-pub struct FlexFamily<const LEADER: bool>;
+pub struct FlexFamily<const LEADER: bool, L = RawAtomicLwLock>(std::marker::PhantomData<L>);
 /// Family of `flex-leader`.
 pub type FlexLeaderFamily = FlexFamily<true>;
 /// Family of `flex-releaser`.
 pub type FlexReleaserFamily = FlexFamily<false>;
+/// Family of `flex-leader-classic`.
+pub type FlexLeaderClassicFamily = FlexFamily<true, RawClassicLwLock>;
+/// Family of `flex-releaser-classic`.
+pub type FlexReleaserClassicFamily = FlexFamily<false, RawClassicLwLock>;
 
-impl<const LEADER: bool> GroupFamily for FlexFamily<LEADER> {
-    type Group<T: Send + Sync + 'static> = FlexLock<RawAtomicLwLock, T>;
+impl<const LEADER: bool, L: RawLwLock + std::fmt::Debug + 'static> GroupFamily
+    for FlexFamily<LEADER, L>
+{
+    type Group<T: Send + Sync + 'static> = FlexLock<L, T>;
     fn build<T: Send + Sync + 'static>(data: T, tranche: Tranche) -> Self::Group<T> {
         let policy = if LEADER {
             Policy::Leader

@@ -15,8 +15,11 @@
 //! Harness plumbing: it mirrors no PostgreSQL function (each entry's description names the
 //! PostgreSQL mechanism its lock stands for).
 
-use crate::flex::{ClogGroupFamily, FlexHolderFamily, FlexLeaderFamily, FlexReleaserFamily};
-use crate::locks::{BrokenLock, LockFamily, RawFamily, StdFamily, TortureVisitor};
+use crate::flex::{
+    ClogGroupFamily, FlexHolderFamily, FlexLeaderClassicFamily, FlexLeaderFamily,
+    FlexReleaserClassicFamily, FlexReleaserFamily,
+};
+use crate::locks::{BrokenLock, LockFamily, RawFamily, SplitFamily, StdFamily, TortureVisitor};
 use flexlock::{Policy, DEFAULT_MAX_GROUP};
 use lwlock::{RawAtomicLwLock, RawClassicLwLock};
 use std::any::{Any, TypeId};
@@ -189,14 +192,22 @@ registry! {
         torture(v): v.holder_serves::<RawAtomicLwLock>(TORTURE_SMALL_GROUP), torture_all: true,
         torture_desc: "HolderServesLock<atomic>, group bound 2",
         "FlexLock variant: holders serve the queue, waiters wait in the lock (beyond PG)";
-    FlexLeaderClassic => "flex-leader-classic", family: [], project: true, applies: Never,
+    FlexLeaderClassic => "flex-leader-classic", family: [FlexLeaderClassicFamily], project: true,
+        applies: Explicit,
         torture(v): v.flex::<RawClassicLwLock>(Policy::Leader, DEFAULT_MAX_GROUP),
         torture_all: true, torture_desc: "FlexLock<classic> Leader, group bound 64",
-        "FlexLock over the classic LWLock, elected leader, default group bound";
-    FlexReleaserClassic => "flex-releaser-classic", family: [], project: true, applies: Never,
+        "FlexLock over the classic LWLock (9.2, as the 2011 patch), elected leader";
+    FlexReleaserClassic => "flex-releaser-classic", family: [FlexReleaserClassicFamily],
+        project: true, applies: Explicit,
         torture(v): v.flex::<RawClassicLwLock>(Policy::LastReleaser, DEFAULT_MAX_GROUP),
         torture_all: true, torture_desc: "FlexLock<classic> LastReleaser, group bound 64",
-        "FlexLock over the classic LWLock, last releaser, default group bound";
+        "FlexLock over the classic LWLock (9.2, as the 2011 patch), last releaser";
+    GroupClear => "group-clear",
+        family: [SplitFamily<ClogGroupFamily, RawFamily<RawAtomicLwLock>>], project: true,
+        applies: Explicit,
+        torture(v): v.closure::<SplitFamily<ClogGroupFamily, RawFamily<RawAtomicLwLock>>>(),
+        torture_all: false, torture_desc: "group clear + direct CLOG lock, closure level",
+        "9.6-10: ProcArrayLock with group clear (clog-group's), CLOG lock direct (atomic)";
     ReaderBias => "reader-bias", family: [RawFamily<lwlock::RawReaderBiasLwLock>],
         project: true, applies: All,
         torture(v): <RawFamily<lwlock::RawReaderBiasLwLock> as LockFamily>::torture(v),
@@ -399,12 +410,15 @@ impl LockKind {
     }
 
     /// The locks of the default suite: every project lock plus parking_lot, and the locks
-    /// registered at run time.
+    /// registered at run time (a project lock that runs only when named, an era's
+    /// composition such as `group-clear`, is not part of it).
     pub fn default_suite() -> Vec<LockKind> {
         LockKind::every()
             .into_iter()
             .filter(|k| {
-                k.is_project() || *k == LockKind::ParkingLot || matches!(k, LockKind::User(_))
+                (k.is_project() && k.applies() != Applies::Explicit)
+                    || *k == LockKind::ParkingLot
+                    || matches!(k, LockKind::User(_))
             })
             .collect()
     }

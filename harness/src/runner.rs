@@ -89,8 +89,15 @@ pub struct TrialResult {
     pub spins_per_delay: u32,
     /// Counter totals over the workers.
     pub counters: CounterValues,
-    /// The locks' own counters.
+    /// The locks' own counters, all locks of the workload together.
     pub lock: LockCounters,
+    /// ProcArrayLock's counters alone (also in `lock`).
+    pub proc_array_lock: LockCounters,
+    /// The CLOG lock's (XactSLRU's) counters alone (also in `lock`): with
+    /// [`proc_array_lock`](Self::proc_array_lock), each lock of a workload that takes two
+    /// (pgbench-write) reported apart, which matters where they are of different types
+    /// (`group-clear`).
+    pub clog_lock: LockCounters,
     /// Sampled wait events of the workers: `"type:event"` (or [`RUNNING`]) → samples.
     pub waits: BTreeMap<String, u64>,
     /// Snapshots by how they were obtained, indexed by [`Outcome`] as `usize`.
@@ -410,12 +417,7 @@ fn run_real<F: LockFamily>(spec: &PointSpec, probe: &Probe) -> Result<TrialResul
         excl_wait.add(&w.excl_wait).map_err(|e| e.to_string())?;
         clog_wait.add(&w.clog_wait).map_err(|e| e.to_string())?;
     }
-    let lock = shared
-        .proc_array
-        .counters()
-        .merge(shared.clog.counters())
-        .merge(shared.null.counters())
-        .merge(shared.buffer.content.counters());
+    let per_lock = PerLock::of(&shared);
     Ok(TrialResult {
         elapsed: stop_at - start,
         requested: spec.duration,
@@ -430,7 +432,9 @@ fn run_real<F: LockFamily>(spec: &PointSpec, probe: &Probe) -> Result<TrialResul
         sampler,
         spins_per_delay: lwlock::proc::shared_spins_per_delay(),
         counters,
-        lock,
+        lock: per_lock.all(),
+        proc_array_lock: per_lock.proc_array,
+        clog_lock: per_lock.clog,
         waits,
         snapshot_outcomes: workers.iter().fold([0; Outcome::COUNT], |mut acc, w| {
             for (a, n) in acc.iter_mut().zip(w.snapshot_outcomes) {
@@ -440,6 +444,34 @@ fn run_real<F: LockFamily>(spec: &PointSpec, probe: &Probe) -> Result<TrialResul
         }),
         sim: None,
     })
+}
+
+/// Each lock's counters, read at one moment.
+#[derive(Clone, Copy, Debug, Default)]
+struct PerLock {
+    proc_array: LockCounters,
+    clog: LockCounters,
+    null: LockCounters,
+    buffer: LockCounters,
+}
+
+impl PerLock {
+    fn of<F: LockFamily>(shared: &Shared<F>) -> PerLock {
+        PerLock {
+            proc_array: shared.proc_array.counters(),
+            clog: shared.clog.counters(),
+            null: shared.null.counters(),
+            buffer: shared.buffer.content.counters(),
+        }
+    }
+
+    /// Every lock's together.
+    fn all(&self) -> LockCounters {
+        self.proc_array
+            .merge(self.clog)
+            .merge(self.null)
+            .merge(self.buffer)
+    }
 }
 
 /// One trial on the simulated machine (see the module docs, "The simulated engine").
@@ -512,13 +544,14 @@ mod simulated {
         Ok(result)
     }
 
-    fn lock_counters<F: LockFamily>(shared: &Shared<F>) -> LockCounters {
-        shared
-            .proc_array
-            .counters()
-            .merge(shared.clog.counters())
-            .merge(shared.null.counters())
-            .merge(shared.buffer.content.counters())
+    /// The window's counters of each lock.
+    fn window_per_lock(a: &PerLock, b: &PerLock) -> PerLock {
+        PerLock {
+            proc_array: window_counters(&a.proc_array, &b.proc_array),
+            clog: window_counters(&a.clog, &b.clog),
+            null: window_counters(&a.null, &b.null),
+            buffer: window_counters(&a.buffer, &b.buffer),
+        }
     }
 
     /// The locks' counts in the window: the same interval as the operations they are compared
@@ -589,7 +622,7 @@ mod simulated {
         };
         sleep_until(now() + sim.warmup.as_nanos() as u64);
         let before = progress(&shared);
-        let l0 = lock_counters(&shared);
+        let l0 = PerLock::of(&*shared);
         let c0 = lwsim::totals().unwrap_or_default();
         let start = now();
         let end = start + spec.duration.as_nanos() as u64;
@@ -615,7 +648,7 @@ mod simulated {
         let stop_at = now();
         let after = progress(&shared);
         let c1 = lwsim::totals().unwrap_or_default();
-        let l1 = lock_counters(&shared);
+        let l1 = PerLock::of(&*shared);
         shared.stop.store(true, Ordering::Relaxed);
         let mut workers = Vec::with_capacity(threads);
         let mut last = stop_at;
@@ -646,7 +679,7 @@ mod simulated {
             excl_wait.add(&w.excl_wait).map_err(|e| e.to_string())?;
             clog_wait.add(&w.clog_wait).map_err(|e| e.to_string())?;
         }
-        let lock = window_counters(&l0, &l1);
+        let per_lock = window_per_lock(&l0, &l1);
         let window: Vec<(u64, u64)> = after
             .iter()
             .zip(&before)
@@ -667,7 +700,9 @@ mod simulated {
             sampler,
             spins_per_delay: lwlock::proc::shared_spins_per_delay(),
             counters: CounterValues::default(),
-            lock,
+            lock: per_lock.all(),
+            proc_array_lock: per_lock.proc_array,
+            clog_lock: per_lock.clog,
             waits,
             snapshot_outcomes: workers.iter().fold([0; Outcome::COUNT], |mut acc, w| {
                 for (a, n) in acc.iter_mut().zip(w.snapshot_outcomes) {
