@@ -69,6 +69,24 @@ pub fn unit(w: Workload) -> Unit {
             "one snapshot + work",
             "one snapshot plus --work (pgbench -S)",
         ),
+        Workload::SelectLmgr => (
+            TPS,
+            "vxid + 2 relation locks (partitioned), snapshot, work",
+            "pgbench -S as 9.1 ran it: the vxid lock and two relation locks through the lock \
+             partitions, a snapshot, --work, LockReleaseAll (6 partition-lock operations)",
+        ),
+        Workload::SelectFastpath => (
+            TPS,
+            "fast-path relation locks, partitioned vxid, snapshot, work",
+            "pgbench -S with 9.2's fast-path relation locks: the vxid lock through its \
+             partition, the relation locks under the backend's own fpInfoLock",
+        ),
+        Workload::SelectLazyVxid => (
+            TPS,
+            "fast-path and lazy vxid locks, snapshot, work",
+            "pgbench -S with fast-path relation locks and lazy vxid locks: only the backend's \
+             own fpInfoLock and ProcArrayLock",
+        ),
         Workload::PgbenchWrite => (
             TPS,
             "xid, snapshot, CLOG commit, end-of-transaction",

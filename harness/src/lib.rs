@@ -10,6 +10,7 @@
 //! * [`flex`]: the lock families of the group-commit locks (`flexlock`).
 //! * [`registry`]: the one lock registry (built-in locks and locks registered at run time).
 //! * [`pgshared`]: the PostgreSQL shared state (xid counter, CLOG, buffer header).
+//! * [`lmgr`]: the heavyweight lock manager's partition and fast-path LWLocks.
 //! * [`snapshot`]: proc-array layouts and snapshot strategies (scan, reuse, optimistic, shared).
 //! * [`workload`]: the workloads, written once, generic over the lock family.
 //! * [`clock`]: the cheap clock of the wait-time percentiles, and its measured floor.
@@ -36,6 +37,8 @@ pub mod clock;
 pub mod engine;
 #[cfg(not(loom))]
 pub mod flex;
+#[cfg(not(loom))]
+pub mod lmgr;
 #[cfg(not(loom))]
 pub mod locks;
 #[cfg(not(loom))]

@@ -453,6 +453,7 @@ struct PerLock {
     clog: LockCounters,
     null: LockCounters,
     buffer: LockCounters,
+    lmgr: LockCounters,
 }
 
 impl PerLock {
@@ -462,6 +463,7 @@ impl PerLock {
             clog: shared.clog.counters(),
             null: shared.null.counters(),
             buffer: shared.buffer.content.counters(),
+            lmgr: shared.lmgr.counters(),
         }
     }
 
@@ -471,6 +473,7 @@ impl PerLock {
             .merge(self.clog)
             .merge(self.null)
             .merge(self.buffer)
+            .merge(self.lmgr)
     }
 }
 
@@ -551,6 +554,7 @@ mod simulated {
             clog: window_counters(&a.clog, &b.clog),
             null: window_counters(&a.null, &b.null),
             buffer: window_counters(&a.buffer, &b.buffer),
+            lmgr: window_counters(&a.lmgr, &b.lmgr),
         }
     }
 

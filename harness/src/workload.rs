@@ -29,6 +29,7 @@
 //!   sections, no buffer pin is left, and every snapshot's running xids lie in `[xmin, xmax)`.
 
 use crate::clock::{self, Ticks};
+use crate::lmgr::{LmgrRelease, LockManager};
 use crate::locks::{BenchLock, LockFamily};
 use crate::pgshared::{
     BufferDesc, Clog, Page, XidGen, CLOG_XACTS_PER_PAGE, INVALID_XID, XACT_COMMITTED,
@@ -195,6 +196,9 @@ workloads! {
     PgbenchWrite => "pgbench-write", clog: true, "pgbench -N: snapshot, xid, CLOG commit, end-xact";
     Pin => "pin", clog: false, "pin/unpin a hot buffer around each shared read";
     PinHeld => "pin-held", clog: false, "shared reads of a hot buffer kept pinned";
+    SelectLmgr => "select-lmgr", clog: false, "pgbench -S of 9.1: vxid and two relation locks through the lock partitions, a snapshot, --work";
+    SelectFastpath => "select-fastpath", clog: false, "pgbench -S with 9.2's fast-path relation locks (the vxid lock still partitioned)";
+    SelectLazyVxid => "select-lazy-vxid", clog: false, "pgbench -S with fast-path relation locks and lazy vxid locks: no lock-partition traffic";
 }
 
 impl Workload {
@@ -206,14 +210,23 @@ impl Workload {
                 | Workload::EndXact
                 | Workload::PgbenchSelect
                 | Workload::PgbenchWrite
-        )
+        ) || self.lmgr().is_some()
     }
     /// Whether the workload takes snapshots (where `--snapshot` applies).
     pub fn takes_snapshots(self) -> bool {
         matches!(
             self,
             Workload::Snapshot | Workload::PgbenchSelect | Workload::PgbenchWrite
-        )
+        ) || self.lmgr().is_some()
+    }
+    /// The lock manager a `pgbench -S` workload of seed 000's thread runs, if it is one.
+    pub fn lmgr(self) -> Option<LmgrRelease> {
+        match self {
+            Workload::SelectLmgr => Some(LmgrRelease::Partitioned),
+            Workload::SelectFastpath => Some(LmgrRelease::FastPath),
+            Workload::SelectLazyVxid => Some(LmgrRelease::LazyVxid),
+            _ => None,
+        }
     }
     /// Looks a workload up by name.
     pub fn from_name(name: &str) -> Option<Workload> {
@@ -245,6 +258,9 @@ pub struct Shared<F: LockFamily> {
     pub null: F::Lock<u64>,
     /// The hot buffer of the pin workloads.
     pub buffer: BufferDesc<F::Lock<Page>>,
+    /// The lock manager's partition and fast-path locks (empty but for the `select-*`
+    /// workloads).
+    pub lmgr: LockManager<F>,
     /// The xid counter.
     pub xids: XidGen,
     /// Set by the driver when the trial's time is up.
@@ -280,6 +296,7 @@ impl<F: LockFamily> Shared<F> {
                 refcount: Default::default(),
                 content: F::Lock::new(Page::default(), Tranche::BUFFER_CONTENT),
             },
+            lmgr: LockManager::new(if workload.lmgr().is_some() { procs } else { 0 }),
             xids: XidGen::default(),
             stop: AtomicBool::new(false),
             proc_array_check: Default::default(),
@@ -673,6 +690,15 @@ fn transaction<F: LockFamily>(workload: Workload, s: &Shared<F>, w: &mut Worker)
             s.buffer.unpin();
         }
         Workload::PinHeld => read_buffer(s, w),
+        Workload::SelectLmgr | Workload::SelectFastpath | Workload::SelectLazyVxid => {
+            let release = workload.lmgr().expect("a select-* workload");
+            // The backend's local transaction id (`MyProc->lxid`), for its vxid lock's tag.
+            let lxid = w.txns as u32;
+            w.ops += s.lmgr.begin_select(release, w.slot, lxid);
+            take_snapshot(s, w);
+            w.work();
+            w.ops += s.lmgr.end_select(release, w.slot, lxid);
+        }
     }
     w.txns += 1;
     // Relaxed: read by the driver at the stop signal; a value a few transactions old is fine.
@@ -767,6 +793,9 @@ pub fn check<F: LockFamily>(
             return Err(format!("null-x: counter {n} != {ops} exclusive sections"));
         }
     }
+    s.lmgr
+        .check()
+        .map_err(|e| format!("{}: {e}", workload.name()))?;
     let pins = s.buffer.refcount.load(Ordering::Acquire);
     if pins != 0 {
         return Err(format!("{}: buffer left with {pins} pins", workload.name()));
