@@ -69,6 +69,13 @@ pub fn unit(w: Workload) -> Unit {
             "one snapshot + work",
             "one snapshot plus --work (pgbench -S)",
         ),
+        Workload::PgbenchN => (
+            TPS,
+            "3 snapshots, xid, CLOG commit, end-of-transaction",
+            "pgbench -N statement by statement: a snapshot per statement (3), the xid at the \
+             first write, --work over the statements and the commit, CLOG commit, end of \
+             transaction (5 lock operations)",
+        ),
         Workload::SelectLmgr => (
             TPS,
             "vxid + 2 relation locks (partitioned), snapshot, work",

@@ -196,6 +196,7 @@ workloads! {
     PgbenchWrite => "pgbench-write", clog: true, "pgbench -N: snapshot, xid, CLOG commit, end-xact";
     Pin => "pin", clog: false, "pin/unpin a hot buffer around each shared read";
     PinHeld => "pin-held", clog: false, "shared reads of a hot buffer kept pinned";
+    PgbenchN => "pgbench-n", clog: true, "pgbench -N statement by statement: a snapshot per statement (3), the xid at the first write, --work over the statements and the commit's WAL, CLOG commit, end-xact";
     SelectLmgr => "select-lmgr", clog: false, "pgbench -S of 9.1: vxid and two relation locks through the lock partitions, a snapshot, --work";
     SelectFastpath => "select-fastpath", clog: false, "pgbench -S with 9.2's fast-path relation locks (the vxid lock still partitioned)";
     SelectLazyVxid => "select-lazy-vxid", clog: false, "pgbench -S with fast-path relation locks and lazy vxid locks: no lock-partition traffic";
@@ -210,13 +211,17 @@ impl Workload {
                 | Workload::EndXact
                 | Workload::PgbenchSelect
                 | Workload::PgbenchWrite
+                | Workload::PgbenchN
         ) || self.lmgr().is_some()
     }
     /// Whether the workload takes snapshots (where `--snapshot` applies).
     pub fn takes_snapshots(self) -> bool {
         matches!(
             self,
-            Workload::Snapshot | Workload::PgbenchSelect | Workload::PgbenchWrite
+            Workload::Snapshot
+                | Workload::PgbenchSelect
+                | Workload::PgbenchWrite
+                | Workload::PgbenchN
         ) || self.lmgr().is_some()
     }
     /// The lock manager a `pgbench -S` workload of seed 000's thread runs, if it is one.
@@ -471,6 +476,26 @@ impl Worker {
         }
     }
 
+    /// Part `part` of `parts` of the transaction's `--work` (the parts add up to it exactly:
+    /// the last takes the remainder).
+    #[inline]
+    fn work_part(&mut self, part: u32, parts: u32) {
+        let each = self.cfg.work / parts;
+        let n = if part + 1 == parts {
+            self.cfg.work - each * (parts - 1)
+        } else {
+            each
+        };
+        #[cfg(lwsim)]
+        if n > 0 {
+            lwlock::sync::lwsim::compute(n as u64);
+        }
+        for _ in 0..n {
+            let r = self.rand();
+            self.sink = self.sink.wrapping_add(black_box(r));
+        }
+    }
+
     fn record(h: &mut Histogram<u64>, waited: Option<u64>) {
         if let Some(ns) = waited {
             h.saturating_record(ns.max(1));
@@ -690,6 +715,25 @@ fn transaction<F: LockFamily>(workload: Workload, s: &Shared<F>, w: &mut Worker)
             s.buffer.unpin();
         }
         Workload::PinHeld => read_buffer(s, w),
+        Workload::PgbenchN => {
+            // pgbench's simple-update script under read committed: each statement takes its
+            // own snapshot. UPDATE pgbench_accounts: its snapshot, then the xid at the first
+            // write (AssignTransactionId).
+            take_snapshot(s, w);
+            begin_xact(s, w);
+            w.work_part(0, 4);
+            // SELECT abalance.
+            take_snapshot(s, w);
+            w.work_part(1, 4);
+            // INSERT INTO pgbench_history.
+            take_snapshot(s, w);
+            w.work_part(2, 4);
+            // END: RecordTransactionCommit's WAL insert and flush, then the CLOG, then
+            // ProcArrayEndTransaction.
+            w.work_part(3, 4);
+            clog_commit(s, w, w.xid);
+            end_xact(s, w);
+        }
         Workload::SelectLmgr | Workload::SelectFastpath | Workload::SelectLazyVxid => {
             let release = workload.lmgr().expect("a select-* workload");
             // The backend's local transaction id (`MyProc->lxid`), for its vxid lock's tag.
