@@ -64,9 +64,14 @@
 //! thread's exit waits for the buffer to drain; a full buffer stalls the next store until its
 //! oldest entry drains. The supervisor (main task) has no store buffer.
 //!
-//! Limits: lines are never evicted (no capacity model); SMT siblings are separate hardware threads
-//! at full speed that only transfer lines cheaply (`transfer_smt`), not sharing a core's issue
-//! slots or its L1; there is no interconnect bandwidth limit beyond one transfer per line at a
+//! **SMT siblings** (`model.smt_share`; 1 = off) transfer lines cheaply (`transfer_smt`) and share
+//! their core's execution: while a hardware thread's sibling runs a thread, its computation
+//! (`compute`) and instructions (`instructions`) take `1 / smt_share` as long. The sibling's state
+//! is sampled when the computation starts.
+//!
+//! Limits: lines are never evicted (no capacity model); SMT siblings do not share their L1 (a
+//! line moves between them at `transfer_smt`), and memory operations' costs do not depend on the
+//! sibling; there is no interconnect bandwidth limit beyond one transfer per line at a
 //! time; prefetching, speculation and memory-level parallelism of one thread's misses are not
 //! modelled (a thread's loads and RMWs are served one after another).
 //!
@@ -547,6 +552,11 @@ pub struct Machine {
     /// The earliest drain time among the store buffers' oldest entries (`u64::MAX`: all empty).
     sb_next: u64,
     ncores: usize,
+    /// Each simulated core's SMT sibling among the simulated cores (Linux numbering: hardware
+    /// thread `h` and `h + physical cores` share a core), if the sibling is simulated.
+    sibling: Vec<Option<usize>>,
+    /// `model.smt_share`.
+    smt_share: f64,
     seed: u64,
     tasks: Vec<Task>,
     cores: Vec<Core>,
@@ -633,6 +643,10 @@ impl Machine {
             rng: 0,
             sb_cap: prof.param(model::STORE_BUFFER_ENTRIES) as usize,
             sb_next: u64::MAX,
+            sibling: (0..ncores)
+                .map(|c| (0..ncores).find(|&d| d != c && prof.place(d).2 == prof.place(c).2))
+                .collect(),
+            smt_share: prof.param(model::SMT_SHARE),
             prof,
             costs,
             ncores,
@@ -754,6 +768,22 @@ impl Machine {
             .or(t.last_core)
             .map(|c| c as usize)
             .unwrap_or(self.ncores)
+    }
+
+    /// `ps` of computation on the running task's hardware thread, stretched by `smt_share` while
+    /// its SMT sibling runs a thread (spinning included: a spinning sibling issues loads and
+    /// PAUSEs). The sibling's state is the one at the start of the computation.
+    fn smt_stretched(&self, ps: u64) -> u64 {
+        if self.smt_share >= 1.0 {
+            return ps;
+        }
+        let a = self.agent();
+        match self.sibling.get(a).copied().flatten() {
+            Some(s) if self.cores[s].running.is_some() => {
+                (ps as f64 / self.smt_share).round() as u64
+            }
+            _ => ps,
+        }
     }
 
     fn advance(&mut self, ps: u64) {
@@ -1505,7 +1535,7 @@ pub fn charge_plain(p: Plain) {
                 m.serialize_own();
                 m.costs[cost::MFENCE]
             }
-            Plain::Compute(ps) => ps,
+            Plain::Compute(ps) => m.smt_stretched(ps),
         };
         m.advance(ps);
         !matches!(p, Plain::Pause)
@@ -1522,7 +1552,8 @@ pub fn charge_instructions(n: u32) {
     with_machine(|m| {
         let Some(m) = m else { return };
         let per = (m.prof.param(crate::profile::model::INSTRUCTION_NS) * 1000.0).round() as u64;
-        m.advance(per * n as u64);
+        let ps = m.smt_stretched(per * n as u64);
+        m.advance(ps);
     });
 }
 

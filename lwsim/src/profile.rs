@@ -210,6 +210,16 @@ pub const MODEL_KEYS: &[ModelKey] = &[
         doc: "idle time after which a core is in its deepest idle state (the state's \
               target_residency, which the cpuidle governor requires before it picks the state)",
     },
+    ModelKey {
+        key: "smt_share",
+        default: 1.0,
+        range: (0.5, 1.0),
+        doc: "speed of a hardware thread's computation and instructions while its SMT sibling \
+              runs a thread, as a fraction of its speed alone (1: siblings are full cores; 0.5: \
+              two siblings together are one core; 0.65: together 1.3 cores, the 'up to 30 %' \
+              that Intel reports for Hyper-Threading on server workloads). Sampled when the \
+              computation starts",
+    },
 ];
 
 /// Indices into [`Profile::model`].
@@ -228,6 +238,7 @@ pub mod model {
     pub const WAKEUP_GRANULARITY: usize = 10;
     pub const IDLE_EXIT: usize = 11;
     pub const IDLE_EXIT_AFTER: usize = 12;
+    pub const SMT_SHARE: usize = 13;
 }
 
 /// Indices into [`Profile::costs_ps`].
