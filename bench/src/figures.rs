@@ -78,9 +78,10 @@ pub fn unit(w: Workload) -> Unit {
         ),
         Workload::SelectLmgr => (
             TPS,
-            "vxid + 2 relation locks (partitioned), snapshot, work",
+            "vxid + 2 relation locks (partitioned), snapshot, index root, work",
             "pgbench -S as 9.1 ran it: the vxid lock and two relation locks through the lock \
-             partitions, a snapshot, --work, LockReleaseAll (6 partition-lock operations)",
+             partitions, a snapshot, the index root page, --work, LockReleaseAll (6 partition-lock \
+             operations)",
         ),
         Workload::SelectFastpath => (
             TPS,

@@ -740,6 +740,12 @@ fn transaction<F: LockFamily>(workload: Workload, s: &Shared<F>, w: &mut Worker)
             let lxid = w.txns as u32;
             w.ops += s.lmgr.begin_select(release, w.slot, lxid);
             take_snapshot(s, w);
+            // The index scan's descent starts at the primary key's root page, which every
+            // backend pins and reads under its content lock shared (the leaf and heap pages are
+            // spread over the table: their cost is part of --work).
+            s.buffer.pin();
+            read_buffer(s, w);
+            s.buffer.unpin();
             w.work();
             w.ops += s.lmgr.end_select(release, w.slot, lxid);
         }
