@@ -354,7 +354,7 @@ pub fn latency_unit_of(workload: Workload, points: &[PointRow]) -> &'static str 
     let max = points
         .iter()
         .filter(|p| p.workload == workload.name())
-        .map(|p| p.max_latency_us)
+        .filter_map(|p| p.max_latency_us)
         .fold(0.0, f64::max);
     latency_unit(max).0
 }
@@ -386,15 +386,21 @@ pub fn table(workload: Workload, points: &[PointRow], metric: Metric, md: bool) 
             }
         }),
         Metric::Latency => {
-            let max = g.pts.iter().map(|p| p.max_latency_us).fold(0.0, f64::max);
+            let max = g
+                .pts
+                .iter()
+                .filter_map(|p| p.max_latency_us)
+                .fold(0.0, f64::max);
             let (_, f) = latency_unit(max);
+            // A trial that finished no transaction has no latency bound: "∞".
+            let cell = |v: Option<f64>| v.map_or("∞".to_string(), |v| sig3(v * f));
             g.render(md, |p| {
                 format!(
                     "{}{} ({}–{})",
-                    sig3(p.latency_avg_us * f),
+                    cell(p.latency_avg_us),
                     star(p),
-                    sig3(p.min_latency_us * f),
-                    sig3(p.max_latency_us * f)
+                    cell(p.min_latency_us),
+                    cell(p.max_latency_us)
                 )
             })
         }
@@ -921,9 +927,9 @@ mod tests {
             median_txn_per_sec: m,
             min_txn_per_sec: m / 2.0,
             max_txn_per_sec: m * 1.1,
-            latency_avg_us: threads as f64 / m * 1e6,
-            min_latency_us: threads as f64 / (m * 1.1) * 1e6,
-            max_latency_us: threads as f64 / (m / 2.0) * 1e6,
+            latency_avg_us: Some(threads as f64 / m * 1e6),
+            min_latency_us: Some(threads as f64 / (m * 1.1) * 1e6),
+            max_latency_us: Some(threads as f64 / (m / 2.0) * 1e6),
             median_ops_per_sec: m,
             min_ops_per_sec: m / 2.0,
             max_ops_per_sec: m * 1.1,
@@ -1019,6 +1025,16 @@ mod tests {
         assert!(has(Workload::Snapshot, &pts, Metric::SharedWait));
         assert!(!has(Workload::Snapshot, &pts, Metric::ExclWait));
         assert!(!has(Workload::Snapshot, &pts, Metric::LockOps));
+    }
+
+    /// A trial that finished no transaction (0 TPS) has an unbounded latency: "∞", never 0.
+    #[test]
+    fn a_trial_with_no_transaction_shows_an_unbounded_latency() {
+        let mut p = pt("atomic", 4, 1000.0, true);
+        p.min_txn_per_sec = 0.0;
+        p.max_latency_us = None;
+        let lat = table(Workload::Snapshot, &[p], Metric::Latency, true);
+        assert!(lat.contains("–∞) |"), "{lat}");
     }
 
     #[test]

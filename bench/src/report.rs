@@ -431,11 +431,11 @@ pub struct PointRow {
     pub max_txn_per_sec: f64,
     /// Average latency per transaction at the median TPS, µs: threads / TPS (pgbench's
     /// "latency average" without think time).
-    pub latency_avg_us: f64,
+    pub latency_avg_us: Option<f64>,
     /// The same at the fastest trial (threads / max TPS).
-    pub min_latency_us: f64,
+    pub min_latency_us: Option<f64>,
     /// The same at the slowest trial (threads / min TPS).
-    pub max_latency_us: f64,
+    pub max_latency_us: Option<f64>,
     /// Median lock operations/s.
     pub median_ops_per_sec: f64,
     /// Slowest trial's lock operations/s.
@@ -525,12 +525,10 @@ fn min_max(xs: &[f64]) -> (f64, f64) {
 }
 
 /// `threads / tps` in µs, to 0.1 ns; 0 for a point that did no transaction.
-fn latency_us(threads: usize, tps: f64) -> f64 {
-    if tps > 0.0 {
-        (threads as f64 / tps * 1e10).round() / 1e4
-    } else {
-        0.0
-    }
+/// threads / TPS in µs; `None` at 0 TPS (no transaction finished in the window: the latency is
+/// unbounded, not zero).
+fn latency_us(threads: usize, tps: f64) -> Option<f64> {
+    (tps > 0.0).then(|| (threads as f64 / tps * 1e10).round() / 1e4)
 }
 
 impl PointRow {
@@ -681,5 +679,16 @@ impl PointRow {
     /// The series this point belongs to: lock, layout, strategy.
     pub fn series_key(&self) -> (&'static str, &'static str, &'static str) {
         (self.lock, self.layout, self.snapshot)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::latency_us;
+
+    #[test]
+    fn latency_is_threads_over_tps_and_unbounded_at_zero_tps() {
+        assert_eq!(latency_us(4, 1_000_000.0), Some(4.0));
+        assert_eq!(latency_us(4, 0.0), None);
     }
 }
