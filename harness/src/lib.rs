@@ -11,6 +11,7 @@
 //! * [`registry`]: the one lock registry (built-in locks and locks registered at run time).
 //! * [`pgshared`]: the PostgreSQL shared state (xid counter, CLOG, buffer header).
 //! * [`lmgr`]: the heavyweight lock manager's partition and fast-path LWLocks.
+//! * [`bufmgr`]: a hot buffer as 9.1 reached it (mapping partition lock, header spinlock).
 //! * [`snapshot`]: proc-array layouts and snapshot strategies (scan, reuse, optimistic, shared).
 //! * [`workload`]: the workloads, written once, generic over the lock family.
 //! * [`clock`]: the cheap clock of the wait-time percentiles, and its measured floor.
@@ -31,6 +32,8 @@ static LINE_ALIGNED: lwlock::sync::lwsim::LineAligned = lwlock::sync::lwsim::Lin
 
 pub mod snapshot;
 
+#[cfg(not(loom))]
+pub mod bufmgr;
 #[cfg(not(loom))]
 pub mod clock;
 #[cfg(not(loom))]

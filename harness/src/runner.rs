@@ -463,7 +463,11 @@ impl PerLock {
             clog: shared.clog.counters(),
             null: shared.null.counters(),
             buffer: shared.buffer.content.counters(),
-            lmgr: shared.lmgr.counters(),
+            lmgr: shared
+                .root_page
+                .as_ref()
+                .map_or(Default::default(), |p| p.counters())
+                .merge(shared.lmgr.counters()),
         }
     }
 
