@@ -41,6 +41,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../profiles/xeon-4s-westmere-ex.json"),
     ),
     (
+        "xeon-8s-westmere-ex",
+        include_str!("../profiles/xeon-8s-westmere-ex.json"),
+    ),
+    (
         "epyc-2s-genoa",
         include_str!("../profiles/epyc-2s-genoa.json"),
     ),
