@@ -606,6 +606,139 @@ pub fn plot(
     Ok(())
 }
 
+/// One line of [`plot_versus`]: its label, its points `(x, median, low, high)`, and whether it is
+/// a published series (drawn dashed with square marks, no bars) or ours (solid, with bars).
+#[derive(Clone, Debug)]
+pub struct VersusSeries {
+    /// Legend label.
+    pub label: String,
+    /// `(clients, median, low, high)`; a published point has `low == high == median`.
+    pub points: Vec<(f64, f64, f64, f64)>,
+    /// A published (the thread's) series.
+    pub published: bool,
+}
+
+/// A published curve beside ours: `y_desc` against clients (log₂ x axis), the published series
+/// dashed with squares, ours solid with min–max bars; the legend right of the plot. Each
+/// published series shares its colour with the series of ours listed right after it.
+pub fn plot_versus(
+    path: &Path,
+    title: &str,
+    y_desc: &str,
+    series: &[VersusSeries],
+) -> Result<(), String> {
+    let all = series.iter().flat_map(|s| s.points.iter());
+    let xmax = all.clone().map(|p| p.0).fold(2.0, f64::max);
+    let top = all.map(|p| p.3.max(p.1)).fold(0.0, f64::max).max(1.0);
+    if series.iter().all(|s| s.points.is_empty()) {
+        return Ok(());
+    }
+    let (scale, prefix) = if top >= 1e6 {
+        (1e6, "million ")
+    } else if top >= 1e3 {
+        (1e3, "thousand ")
+    } else {
+        (1.0, "")
+    };
+    let ymax = top / scale * 1.1;
+    let root = SVGBackend::new(path, (1000, 540)).into_drawing_area();
+    let e = |e: &dyn std::fmt::Display| format!("plot {}: {e}", path.display());
+    root.fill(&WHITE).map_err(|x| e(&x))?;
+    let mut ch = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 18))
+        .margin(12)
+        .margin_right(260)
+        .x_label_area_size(45)
+        .y_label_area_size(70)
+        .build_cartesian_2d((0.85f64..xmax * 1.18).log_scale().base(2.0), 0f64..ymax)
+        .map_err(|x| e(&x))?;
+    ch.configure_mesh()
+        .x_desc("clients")
+        .y_desc(format!("{prefix}{y_desc}"))
+        .x_labels(16)
+        .x_label_formatter(&|x| {
+            let r = x.round();
+            if r >= 1.0 && (x - r).abs() < 1e-6 {
+                format!("{r}")
+            } else {
+                String::new()
+            }
+        })
+        .draw()
+        .map_err(|x| e(&x))?;
+    let mut legend = Vec::new();
+    let mut colour = 0;
+    for (i, s) in series.iter().enumerate() {
+        let color = Palette99::pick(colour).to_rgba();
+        // A published series and ours after it share a colour.
+        if !(s.published && series.get(i + 1).is_some_and(|n| !n.published)) {
+            colour += 1;
+        }
+        let mut pts = s.points.clone();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let xy: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.1 / scale)).collect();
+        if s.published {
+            // Dashed: short segments along each leg.
+            for w in xy.windows(2) {
+                let (a, b) = (w[0], w[1]);
+                for k in 0..8 {
+                    let t0 = k as f64 / 8.0;
+                    let t1 = t0 + 0.5 / 8.0;
+                    let at = |t: f64| (a.0 * (b.0 / a.0).powf(t), a.1 + (b.1 - a.1) * t);
+                    ch.draw_series(std::iter::once(PathElement::new(
+                        vec![at(t0), at(t1)],
+                        color.stroke_width(2),
+                    )))
+                    .map_err(|x| e(&x))?;
+                }
+            }
+            ch.draw_series(xy.iter().map(|&(x, y)| {
+                EmptyElement::at((x, y)) + Rectangle::new([(-4, -4), (4, 4)], color.stroke_width(2))
+            }))
+            .map_err(|x| e(&x))?;
+        } else {
+            ch.draw_series(LineSeries::new(xy.clone(), color.stroke_width(2)))
+                .map_err(|x| e(&x))?;
+            ch.draw_series(
+                xy.iter()
+                    .map(|&(x, y)| Circle::new((x, y), 3, color.filled())),
+            )
+            .map_err(|x| e(&x))?;
+            for p in &pts {
+                ch.draw_series(std::iter::once(PathElement::new(
+                    vec![(p.0, p.2 / scale), (p.0, p.3 / scale)],
+                    color.stroke_width(1),
+                )))
+                .map_err(|x| e(&x))?;
+            }
+        }
+        legend.push((s.label.clone(), color, s.published));
+    }
+    let (xs, ys) = ch.plotting_area().get_pixel_range();
+    let (x0, mut y) = (xs.end + 16, ys.start + 8);
+    for (label, color, dashed) in legend {
+        let style = color.stroke_width(2);
+        let segs = if dashed {
+            vec![vec![(x0, y), (x0 + 8, y)], vec![(x0 + 12, y), (x0 + 20, y)]]
+        } else {
+            vec![vec![(x0, y), (x0 + 20, y)]]
+        };
+        for seg in segs {
+            root.draw(&PathElement::new(seg, style))
+                .map_err(|x| e(&x))?;
+        }
+        root.draw(&Text::new(
+            label,
+            (x0 + 26, y - 6),
+            ("sans-serif", 13).into_font().color(&BLACK),
+        ))
+        .map_err(|x| e(&x))?;
+        y += 18;
+    }
+    root.present().map_err(|x| e(&x))?;
+    Ok(())
+}
+
 fn opt(v: Option<f64>) -> String {
     v.map(thousands).unwrap_or_else(|| "-".into())
 }
@@ -1035,6 +1168,34 @@ mod tests {
         p.max_latency_us = None;
         let lat = table(Workload::Snapshot, &[p], Metric::Latency, true);
         assert!(lat.contains("–∞) |"), "{lat}");
+    }
+
+    #[test]
+    fn a_published_curve_beside_ours_is_drawn_with_both_legends() {
+        let dir = std::env::temp_dir().join(format!("lwbench-versus-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("versus.svg");
+        let seed = VersusSeries {
+            label: "the thread: 9.1".into(),
+            points: vec![
+                (1.0, 7800.0, 7800.0, 7800.0),
+                (24.0, 117_000.0, 117_000.0, 117_000.0),
+            ],
+            published: true,
+        };
+        let ours = VersusSeries {
+            label: "sim: select-lmgr, classic".into(),
+            points: vec![
+                (1.0, 7900.0, 7800.0, 8000.0),
+                (24.0, 180_000.0, 170_000.0, 190_000.0),
+            ],
+            published: false,
+        };
+        plot_versus(&path, "seed 000", "TPS", &[seed, ours]).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(svg.contains("the thread: 9.1") && svg.contains("sim: select-lmgr, classic"));
+        assert!(svg.contains("thousand TPS"), "the axis is scaled");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
