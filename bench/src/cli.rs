@@ -711,9 +711,8 @@ where
         .unwrap_or_else(|e| e.exit());
     let mut args = Args::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let experiment = args.experiment.clone().map(|path| {
-        let given = |id: &str| {
-            matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
-        };
+        let given =
+            |id: &str| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine);
         for id in crate::experiment::FILE_OPTIONS {
             if given(id) {
                 usage_error(

@@ -266,7 +266,10 @@ pub fn check(path: &Path, file: File) -> Result<Experiment, FieldError> {
         if c == 0 || c > hw {
             return err(
                 "hardware.cores",
-                format!("{c}: profile {} has 1 to {hw} hardware threads", profile.name),
+                format!(
+                    "{c}: profile {} has 1 to {hw} hardware threads",
+                    profile.name
+                ),
             );
         }
     }
@@ -367,7 +370,10 @@ pub fn check(path: &Path, file: File) -> Result<Experiment, FieldError> {
         if l.label.trim().is_empty() {
             return err(format!("locks[{i}].label"), "empty");
         }
-        if !workloads.iter().any(|w| k.applies_to_workload(w.uses_clog())) {
+        if !workloads
+            .iter()
+            .any(|w| k.applies_to_workload(w.uses_clog()))
+        {
             return err(
                 format!("locks[{i}].lock"),
                 format!(
@@ -399,21 +405,25 @@ pub fn check(path: &Path, file: File) -> Result<Experiment, FieldError> {
             );
         }
         if !file.clients.contains(&r.clients) {
-            return err(
-                f("clients"),
-                format!("{} is not in `clients`", r.clients),
-            );
+            return err(f("clients"), format!("{} is not in `clients`", r.clients));
         }
         if !METRICS.contains(&r.metric.as_str()) {
             return err(
                 f("metric"),
-                format!("unknown metric \"{}\" (valid: {})", r.metric, METRICS.join(", ")),
+                format!(
+                    "unknown metric \"{}\" (valid: {})",
+                    r.metric,
+                    METRICS.join(", ")
+                ),
             );
         }
         match (&r.base, r.metric == "gain") {
             (None, true) => return err(f("base"), "missing: a `gain` names its baseline lock"),
             (Some(_), false) => {
-                return err(f("base"), "only a `gain` has a baseline (metric = \"gain\")")
+                return err(
+                    f("base"),
+                    "only a `gain` has a baseline (metric = \"gain\")",
+                )
             }
             (Some(b), true) if b == &r.lock || !file.locks.iter().any(|l| &l.lock == b) => {
                 return err(
@@ -428,10 +438,7 @@ pub fn check(path: &Path, file: File) -> Result<Experiment, FieldError> {
         }
         match &r.workload {
             Some(n) if !w.names.contains(n) => {
-                return err(
-                    f("workload"),
-                    format!("\"{n}\" is not in `workload.names`"),
-                )
+                return err(f("workload"), format!("\"{n}\" is not in `workload.names`"))
             }
             None if w.names.len() > 1 => {
                 return err(
@@ -448,10 +455,7 @@ pub fn check(path: &Path, file: File) -> Result<Experiment, FieldError> {
             let listed: &[String] = listed.as_deref().unwrap_or(&[]);
             match given {
                 Some(n) if !listed.contains(n) => {
-                    return err(
-                        f(key),
-                        format!("\"{n}\" is not in `workload.{key}`"),
-                    )
+                    return err(f(key), format!("\"{n}\" is not in `workload.{key}`"))
                 }
                 None if listed.len() > 1 => {
                     return err(
@@ -514,7 +518,13 @@ pub struct Given {
 
 /// The options an experiment file sets, which the command line may not give beside it.
 pub const FILE_OPTIONS: &[&str] = &[
-    "workload", "locks", "work", "write_pct", "procs", "layout", "snapshot",
+    "workload",
+    "locks",
+    "work",
+    "write_pct",
+    "procs",
+    "layout",
+    "snapshot",
 ];
 
 /// Turns the experiment into the sweep's arguments: workloads, locks, clients, work, layout
@@ -799,7 +809,11 @@ fn table(exp: &Experiment, meta: &serde_json::Value, ours: &[Ours]) -> String {
 
     s.push_str(&format!(
         "\n## The thread's figures beside ours{}\n\n",
-        if engine == "sim" { " (ours simulated)" } else { " (ours measured here)" }
+        if engine == "sim" {
+            " (ours simulated)"
+        } else {
+            " (ours measured here)"
+        }
     ));
     s.push_str(
         "Ours: the median over the trials of the matching point (lock, clients), min–max over \
@@ -917,8 +931,7 @@ fn table(exp: &Experiment, meta: &serde_json::Value, ours: &[Ours]) -> String {
     s.push_str("| workload | variant | lock | clients | median | min–max | trials |\n");
     s.push_str("|---|---|---|---:|---:|---:|---:|\n");
     for p in ours {
-        let unit = Workload::from_name(&p.workload)
-            .map_or("", |w| crate::figures::unit(w).rate);
+        let unit = Workload::from_name(&p.workload).map_or("", |w| crate::figures::unit(w).rate);
         let variant = [p.layout.as_str(), p.snapshot.as_str()]
             .into_iter()
             .filter(|x| !x.is_empty())
@@ -1005,12 +1018,24 @@ value = 7808.1
             ("trials = 5", "trials = 4", "trials"),
             ("trials = 5", "", "trials"),
             ("title = \"t\"", "", "thread.title"),
-            ("title = \"t\"", "title = \"t\"\ncolour = 1", "thread.colour"),
+            (
+                "title = \"t\"",
+                "title = \"t\"\ncolour = 1",
+                "thread.colour",
+            ),
             ("cores = 8", "cores = 81", "hardware.cores"),
-            ("names = [\"pgbench-select\"]", "names = [\"x\"]", "workload.names[0]"),
+            (
+                "names = [\"pgbench-select\"]",
+                "names = [\"x\"]",
+                "workload.names[0]",
+            ),
             ("metric = \"tps\"", "metric = \"qps\"", "seed[0].metric"),
             ("clients = 1\n", "clients = 3\n", "seed[0].clients"),
-            ("duration = \"1ms\"", "duration = \"1 fortnight\"", "sim.duration"),
+            (
+                "duration = \"1ms\"",
+                "duration = \"1 fortnight\"",
+                "sim.duration",
+            ),
         ];
         for (from, to, field) in cases {
             assert!(GOOD.contains(from), "{from}");
