@@ -7,7 +7,8 @@
 # lock-holder preemption, the FlexLock leader group), a short sweep, the speed check (a 64-core,
 # 10 ms virtual run of the atomic LWLock under a 95/5 shared/exclusive mix must take at most
 # 30 s), and lwbench's simulated engine (bench/tests/sim_engine.rs; bench/tests/sim_tools.rs:
-# --jobs, --set, --sensitivity; the ticket-lock example on the simulator).
+# --jobs, --set, --sensitivity; bench/tests/experiments.rs: every experiment file at a tiny
+# scale; the ticket-lock example on the simulator).
 # Usage: ci/sim.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +30,8 @@ cargo test --release -p bench --features stats --test sim_tools
 cargo test --release -p bench --features stats --test clog_work
 echo "== lwsim: the per-lock choice (group-clear: ProcArrayLock and the CLOG lock of two types, each one's counters apart)"
 cargo test --release -p bench --features stats --test per_lock
+echo "== lwsim: every experiment file (bench/experiments/) at a tiny scale on the simulator, and bad files"
+cargo test --release -p bench --features stats --test experiments -- --nocapture
 
 echo "== lwsim: a user's lock registered by its own main, on the simulated machine"
 cargo run --release -p bench --features stats --example ticket_lock -- --engine sim \

@@ -1,7 +1,7 @@
 //! The command line and the sweep driver.
 
 use crate::report::{self, PointRow, ResultRow, WaitRow};
-use clap::{CommandFactory, Parser};
+use clap::{CommandFactory, FromArgMatches, Parser};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use lwharness::engine::{self, Engine, SimSetup};
 pub use lwharness::parse::parse_duration;
@@ -217,6 +217,14 @@ pub struct Args {
     /// and k, so trials differ and the same command repeats exactly.
     #[arg(long, default_value = "1", value_parser = parse_seed)]
     pub seed: u64,
+    /// Runs an experiment file (TOML, see bench/experiments/ and the guide, "Experiments"): its
+    /// workload, locks, clients, work, trials and trial lengths, and on `--engine sim` its
+    /// profile and cores; `--trials`, `--duration`, `--warmup`, `--threads`, `--platform`,
+    /// `--cores`, `--seed`, `--jobs`, `--set` and `--out` override the file (default out:
+    /// results/experiments/NAME). Writes the usual files plus `experiment.md`, the thread's
+    /// figures beside ours. A bad file exits 2 naming the field.
+    #[arg(long, value_name = "FILE")]
+    pub experiment: Option<PathBuf>,
 }
 
 /// The real engine's default trial length.
@@ -598,7 +606,7 @@ fn opt_list(v: &[String]) -> Option<String> {
 }
 
 /// Exit 2 with clap's error format, naming the argument.
-fn usage_error(arg: &str, value: &str, msg: &str) -> ! {
+pub(crate) fn usage_error(arg: &str, value: &str, msg: &str) -> ! {
     Args::command()
         .error(
             clap::error::ErrorKind::ValueValidation,
@@ -698,13 +706,60 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let args = Args::try_parse_from(args).unwrap_or_else(|e| e.exit());
+    let matches = Args::command()
+        .try_get_matches_from(args)
+        .unwrap_or_else(|e| e.exit());
+    let mut args = Args::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let experiment = args.experiment.clone().map(|path| {
+        let given =
+            |id: &str| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine);
+        for id in crate::experiment::FILE_OPTIONS {
+            if given(id) {
+                usage_error(
+                    &format!("--{}", id.replace('_', "-")),
+                    &matches
+                        .get_raw(id)
+                        .map(|v| v.map(|x| x.to_string_lossy()).collect::<Vec<_>>().join(","))
+                        .unwrap_or_default(),
+                    &format!(
+                        "--experiment {} sets it (the experiment file says what runs)",
+                        path.display()
+                    ),
+                );
+            }
+        }
+        let exp = crate::experiment::load(&path).unwrap_or_else(|e| {
+            usage_error(
+                "--experiment <FILE>",
+                &path.display().to_string(),
+                &format!("experiment file {}: {e}", path.display()),
+            )
+        });
+        crate::experiment::apply(
+            &exp,
+            &mut args,
+            crate::experiment::Given {
+                threads: given("threads"),
+                out: given("out"),
+                platform: given("platform"),
+                cores: given("cores"),
+            },
+        );
+        exp
+    });
+    let args = args;
     let machine = check_engine(&args);
     check_selection(&args);
     if let Err(e) = prepare_out(&args.out) {
         usage_error("--out <OUT>", &args.out.display().to_string(), &e);
     }
-    match run(&args, &machine) {
+    let done = run(&args, &machine).and_then(|()| match &experiment {
+        Some(exp) => crate::experiment::write_table(exp, &args.out).map(|md| {
+            println!("\n{md}\nwrote {}", args.out.join("experiment.md").display());
+        }),
+        None => Ok(()),
+    });
+    match done {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");

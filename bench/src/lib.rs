@@ -6,6 +6,7 @@
 //! the reporting; the harness itself is `lwharness`, re-exported here under its module names:
 //!
 //! * [`cli`]: the command line and the sweep driver.
+//! * [`experiment`]: `--experiment FILE`, a seed thread's experiment as data, and its table.
 //! * [`report`]: the rows of the CSV files.
 //! * [`figures`]: the stdout tables, `summary.md` and the SVGs, in each workload's unit.
 //! * [`jobs`]: `--jobs`, simulated trials side by side, their results in sweep order.
@@ -17,6 +18,7 @@
 #![deny(missing_docs)]
 
 pub mod cli;
+pub mod experiment;
 pub mod figures;
 pub mod jobs;
 pub mod report;
