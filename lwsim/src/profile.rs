@@ -41,6 +41,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../profiles/xeon-4s-westmere-ex.json"),
     ),
     (
+        "xeon-4s-nehalem-ex",
+        include_str!("../profiles/xeon-4s-nehalem-ex.json"),
+    ),
+    (
         "xeon-8s-westmere-ex",
         include_str!("../profiles/xeon-8s-westmere-ex.json"),
     ),
