@@ -209,10 +209,11 @@ pub fn parse(text: &str) -> Result<File, FieldError> {
             .strip_prefix("missing field `")
             .and_then(|m| m.strip_suffix('`'))
         {
-            let field = if path.is_empty() {
-                name.to_string()
+            // At the top level toml's span is the whole file: no line to give.
+            let (field, at) = if path.is_empty() {
+                (name.to_string(), String::new())
             } else {
-                format!("{path}.{name}")
+                (format!("{path}.{name}"), at)
             };
             return FieldError {
                 field,
