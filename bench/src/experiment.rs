@@ -209,10 +209,11 @@ pub fn parse(text: &str) -> Result<File, FieldError> {
             .strip_prefix("missing field `")
             .and_then(|m| m.strip_suffix('`'))
         {
-            let field = if path.is_empty() {
-                name.to_string()
+            // At the top level toml's span is the whole file: no line to give.
+            let (field, at) = if path.is_empty() {
+                (name.to_string(), String::new())
             } else {
-                format!("{path}.{name}")
+                (format!("{path}.{name}"), at)
             };
             return FieldError {
                 field,
@@ -687,8 +688,8 @@ fn matching<'a>(exp: &Experiment, r: &SeedRow, ours: &'a [Ours]) -> Option<&'a O
         p.workload == w
             && p.lock == r.lock
             && p.threads == r.clients
-            && r.layout.as_ref().is_none_or(|l| *l == p.layout)
-            && r.snapshot.as_ref().is_none_or(|s| *s == p.snapshot)
+            && r.layout.as_ref().map_or(true, |l| *l == p.layout)
+            && r.snapshot.as_ref().map_or(true, |s| *s == p.snapshot)
     })
 }
 
@@ -757,6 +758,14 @@ fn table(exp: &Experiment, meta: &serde_json::Value, ours: &[Ours]) -> String {
             trials,
             dur,
             warm,
+        ));
+    }
+    if engine == "sim" && trials < crate::figures::SIM_CLAIM_TRIALS {
+        s.push_str(&format!(
+            "- **{trials} trials per point: fewer than {}**, so the simulated figures are \
+             indicative, not a claim (a simulated claim is a median over at least {} seeds).\n",
+            crate::figures::SIM_CLAIM_TRIALS,
+            crate::figures::SIM_CLAIM_TRIALS
         ));
     }
     if trials < MIN_TRIALS as u64 {

@@ -202,7 +202,7 @@ fn bad_files_exit_2_naming_the_field() {
         ),
         "hardware.profile",
     );
-    expect_bad("missing-trials", &sub("trials = 5\n", ""), "trials");
+    expect_bad("missing-trials", &sub("trials = 10\n", ""), "trials");
     expect_bad(
         "missing-title",
         &sub("title = \"Re: lazy vxid locks, v1\"\n", ""),
@@ -213,7 +213,7 @@ fn bad_files_exit_2_naming_the_field() {
         &sub("work = 128000", "work = 128000\nthink = 5"),
         "workload.think",
     );
-    expect_bad("few-trials", &sub("trials = 5", "trials = 3"), "trials");
+    expect_bad("few-trials", &sub("trials = 10", "trials = 3"), "trials");
     expect_bad(
         "seed-lock",
         &sub(
@@ -222,7 +222,7 @@ fn bad_files_exit_2_naming_the_field() {
         ),
         "seed[0].lock",
     );
-    expect_bad("syntax", &sub("trials = 5", "trials = \"five\""), "trials");
+    expect_bad("syntax", &sub("trials = 10", "trials = \"ten\""), "trials");
 }
 
 #[test]
