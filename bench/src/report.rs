@@ -187,6 +187,33 @@ pub struct ResultRow {
     pub sim_preemptions: Option<u64>,
     /// Timed sleeps (s_lock back-off), in the window.
     pub sim_sleeps: Option<u64>,
+    /// The workers' CPU time in the window over the cores' time (`cores × duration_s`),
+    /// percent: real, their thread CPU clocks (user + system); sim, the simulated cores' busy
+    /// time (a thread on the core, spinning included; idle = no thread on it). Empty where a
+    /// CPU clock could not be read.
+    pub cpu_busy_pct: Option<f64>,
+    /// The workers' CPU seconds per transaction in the window (same source); seed 000's
+    /// "CPU per transaction". Empty without CPU time or transactions.
+    pub cpu_s_per_txn: Option<f64>,
+    /// The system (kernel) share of the workers' CPU time, percent (real engine,
+    /// `getrusage(RUSAGE_THREAD)` from the gate to each worker's exit; empty on the simulated
+    /// engine).
+    pub cpu_sys_pct: Option<f64>,
+}
+
+/// Rounds to `sig` significant digits (CPU seconds per transaction span nanoseconds to
+/// milliseconds).
+fn sig_digits(x: f64, sig: i32) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let scale = 10f64.powi(sig - 1 - x.abs().log10().floor() as i32);
+    (x * scale).round() / scale
+}
+
+/// A percentage to one decimal.
+fn pct1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
 }
 
 /// `n / ops` to three decimals, `None` without a simulation.
@@ -321,6 +348,9 @@ impl ResultRow {
             sim_futex_wakes: sim.map(|c| c.futex_wakes),
             sim_preemptions: sim.map(|c| c.preemptions),
             sim_sleeps: sim.map(|c| c.sleeps),
+            cpu_busy_pct: r.cpu_busy_pct().map(pct1),
+            cpu_s_per_txn: r.cpu_s_per_txn().map(|x| sig_digits(x, 4)),
+            cpu_sys_pct: r.cpu.and_then(|c| c.sys_share).map(|s| pct1(s * 100.0)),
         }
     }
 }
@@ -493,6 +523,10 @@ pub struct PointRow {
     pub sim_futex_sleeps_per_op: Option<f64>,
     /// Median simulated preemptions per trial window.
     pub sim_preemptions: Option<f64>,
+    /// Median of the trials' `cpu_busy_pct` (see [`ResultRow::cpu_busy_pct`]).
+    pub cpu_busy_pct: Option<f64>,
+    /// Median of the trials' `cpu_s_per_txn`.
+    pub cpu_s_per_txn: Option<f64>,
 }
 
 /// The median of the values present, `None` when there are none.
@@ -649,6 +683,14 @@ impl PointRow {
                     .iter()
                     .map(|t| t.sim.as_ref().map(|s| s.counters.preemptions as f64)),
             ),
+            // Medians of the values exactly as results.csv has them.
+            cpu_busy_pct: median_of(trials.iter().map(|t| t.cpu_busy_pct().map(pct1))).map(pct1),
+            cpu_s_per_txn: median_of(
+                trials
+                    .iter()
+                    .map(|t| t.cpu_s_per_txn().map(|x| sig_digits(x, 4))),
+            )
+            .map(|x| sig_digits(x, 4)),
         }
     }
 
