@@ -931,6 +931,8 @@ mod tests {
             sim_line_wait_ns_per_op: None,
             sim_futex_sleeps_per_op: None,
             sim_preemptions: None,
+            cpu_busy_pct: None,
+            cpu_s_per_txn: None,
         }
     }
 
