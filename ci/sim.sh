@@ -7,7 +7,8 @@
 # lock-holder preemption, the FlexLock leader group), a short sweep, the speed check (a 64-core,
 # 10 ms virtual run of the atomic LWLock under a 95/5 shared/exclusive mix must take at most
 # 30 s), and lwbench's simulated engine (bench/tests/sim_engine.rs; bench/tests/sim_tools.rs:
-# --jobs, --set, --sensitivity; the ticket-lock example on the simulator).
+# --jobs, --set, --sensitivity; bench/tests/sim_cpu.rs: CPU busy per point; the ticket-lock
+# example on the simulator).
 # Usage: ci/sim.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +28,8 @@ cargo test --release -p bench --features stats --test sim_engine
 echo "== lwsim: lwbench's sweep tools (--jobs leaves every file byte-identical, --set, --sensitivity, bad values)"
 cargo test --release -p bench --features stats --test sim_tools
 cargo test --release -p bench --features stats --test clog_work
+echo "== lwsim: CPU busy and CPU seconds per transaction (one worker keeps one core of four busy; contention costs CPU)"
+cargo test --release -p bench --features stats --test sim_cpu
 
 echo "== lwsim: a user's lock registered by its own main, on the simulated machine"
 cargo run --release -p bench --features stats --example ticket_lock -- --engine sim \
