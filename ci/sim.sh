@@ -7,8 +7,9 @@
 # lock-holder preemption, the FlexLock leader group), a short sweep, the speed check (a 64-core,
 # 10 ms virtual run of the atomic LWLock under a 95/5 shared/exclusive mix must take at most
 # 30 s), and lwbench's simulated engine (bench/tests/sim_engine.rs; bench/tests/sim_tools.rs:
-# --jobs, --set, --sensitivity; bench/tests/experiments.rs: every experiment file at a tiny
-# scale; the ticket-lock example on the simulator).
+# --jobs, --set, --sensitivity; bench/tests/per_lock.rs: each lock's counters apart;
+# bench/tests/experiments.rs: every experiment file at a tiny scale; bench/tests/sim_cpu.rs: CPU
+# busy per point; the ticket-lock example on the simulator).
 # Usage: ci/sim.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +33,8 @@ echo "== lwsim: the per-lock choice (group-clear: ProcArrayLock and the CLOG loc
 cargo test --release -p bench --features stats --test per_lock
 echo "== lwsim: every experiment file (bench/experiments/) at a tiny scale on the simulator, and bad files"
 cargo test --release -p bench --features stats --test experiments -- --nocapture
+echo "== lwsim: CPU busy and CPU seconds per transaction (one worker keeps one core of four busy; contention costs CPU)"
+cargo test --release -p bench --features stats --test sim_cpu
 
 echo "== lwsim: a user's lock registered by its own main, on the simulated machine"
 cargo run --release -p bench --features stats --example ticket_lock -- --engine sim \

@@ -1098,6 +1098,8 @@ mod tests {
             sim_preemptions: None,
             proc_array_excl_per_txn: None,
             clog_excl_per_txn: None,
+            cpu_busy_pct: None,
+            cpu_s_per_txn: None,
         }
     }
 

@@ -195,6 +195,33 @@ pub struct ResultRow {
     pub clog_excl_acquires: Option<u64>,
     /// Groups run by the CLOG lock alone (the CLOG group update).
     pub clog_groups: Option<u64>,
+    /// The workers' CPU time in the window over the cores' time (`cores × duration_s`),
+    /// percent: real, their thread CPU clocks (user + system); sim, the simulated cores' busy
+    /// time (a thread on the core, spinning included; idle = no thread on it). Empty where a
+    /// CPU clock could not be read.
+    pub cpu_busy_pct: Option<f64>,
+    /// The workers' CPU seconds per transaction in the window (same source); seed 000's
+    /// "CPU per transaction". Empty without CPU time or transactions.
+    pub cpu_s_per_txn: Option<f64>,
+    /// The system (kernel) share of the workers' CPU time, percent (real engine,
+    /// `getrusage(RUSAGE_THREAD)` from the gate to each worker's exit; empty on the simulated
+    /// engine).
+    pub cpu_sys_pct: Option<f64>,
+}
+
+/// Rounds to `sig` significant digits (CPU seconds per transaction span nanoseconds to
+/// milliseconds).
+fn sig_digits(x: f64, sig: i32) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let scale = 10f64.powi(sig - 1 - x.abs().log10().floor() as i32);
+    (x * scale).round() / scale
+}
+
+/// A percentage to one decimal.
+fn pct1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0
 }
 
 /// `n / ops` to three decimals, `None` without a simulation.
@@ -333,6 +360,9 @@ impl ResultRow {
             proc_array_groups: r.proc_array_lock.groups,
             clog_excl_acquires: r.clog_lock.excl_acquires,
             clog_groups: r.clog_lock.groups,
+            cpu_busy_pct: r.cpu_busy_pct().map(pct1),
+            cpu_s_per_txn: r.cpu_s_per_txn().map(|x| sig_digits(x, 4)),
+            cpu_sys_pct: r.cpu.and_then(|c| c.sys_share).map(|s| pct1(s * 100.0)),
         }
     }
 }
@@ -509,6 +539,10 @@ pub struct PointRow {
     pub proc_array_excl_per_txn: Option<f64>,
     /// Median of the CLOG lock's exclusive acquisitions per transaction, alone.
     pub clog_excl_per_txn: Option<f64>,
+    /// Median of the trials' `cpu_busy_pct` (see [`ResultRow::cpu_busy_pct`]).
+    pub cpu_busy_pct: Option<f64>,
+    /// Median of the trials' `cpu_s_per_txn`.
+    pub cpu_s_per_txn: Option<f64>,
 }
 
 /// The median of the values present, `None` when there are none.
@@ -673,6 +707,14 @@ impl PointRow {
             ),
             proc_array_excl_per_txn: per_txn(|t| t.proc_array_lock.excl_acquires),
             clog_excl_per_txn: per_txn(|t| t.clog_lock.excl_acquires),
+            // Medians of the values exactly as results.csv has them.
+            cpu_busy_pct: median_of(trials.iter().map(|t| t.cpu_busy_pct().map(pct1))).map(pct1),
+            cpu_s_per_txn: median_of(
+                trials
+                    .iter()
+                    .map(|t| t.cpu_s_per_txn().map(|x| sig_digits(x, 4))),
+            )
+            .map(|x| sig_digits(x, 4)),
         }
     }
 

@@ -153,3 +153,41 @@ fn the_sampler_can_be_turned_off_and_does_not_stretch_trials() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--sample-interval"));
     std::fs::remove_dir_all(&out).ok();
 }
+
+/// The CPU columns of a one-thread end-xact run: some CPU time per transaction, and at most one
+/// core's worth of the host's cores busy (a thread runs on one core at a time; 10 % for the CPU
+/// clocks read just after the stop signal). No speed is asserted.
+#[cfg(target_os = "linux")]
+#[test]
+fn cpu_busy_and_cpu_seconds_per_transaction_are_reported() {
+    let out = tmp("cpu");
+    let o = bench(&[
+        "--workload",
+        "end-xact",
+        "--locks",
+        "atomic",
+        "--threads",
+        "1",
+        "--trials",
+        "2",
+        "--duration",
+        "50ms",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let rows = rows(&out);
+    assert_eq!(rows.len(), 2);
+    for r in &rows {
+        let (busy, per, cores) = (f(r, "cpu_busy_pct"), f(r, "cpu_s_per_txn"), f(r, "cores"));
+        assert!(busy > 0.0 && busy <= 110.0 / cores, "{r:?}");
+        assert!(per > 0.0, "{r:?}");
+        // CPU seconds per transaction times transactions is the CPU time: at most the window.
+        assert!(per * f(r, "txns") <= f(r, "duration_s") * 1.1, "{r:?}");
+        let sys = f(r, "cpu_sys_pct");
+        assert!((0.0..=100.0).contains(&sys), "{r:?}");
+    }
+    let points = common::csv_rows(&out.join("points.csv"));
+    assert!(f(&points[0], "cpu_s_per_txn") > 0.0);
+    std::fs::remove_dir_all(&out).ok();
+}

@@ -16,6 +16,20 @@
 //! gate, waits the warm-up, reads the progress and the simulator's counters, samples the wait
 //! events every `--sample-interval` of virtual time through the window, then reads them again and
 //! raises the stop flag. Every time is virtual; the counters cover the window only.
+//!
+//! # CPU time
+//! [`TrialResult::cpu`] is the CPU time the workers used in the window, for seed 000's argument
+//! (removing one lock's contention moved the bottleneck and cost more CPU per transaction).
+//! * Real engine: each worker's thread CPU clock (`pthread_getcpuclockid`, user + system),
+//!   read by the driver while every worker waits at the start gate and again at the stop signal,
+//!   right after the window's work: the window's CPU time, the tail left out. The wait-event
+//!   sampler and the driver are not counted. The user/system split is each worker's
+//!   `getrusage(RUSAGE_THREAD)` from passing the gate to its exit (tail included; the kernel
+//!   splits the precise total by tick samples, so it is a share, not an exact time).
+//! * Simulated engine: the simulated cores' busy time, `cores × window − idle`, with the OS
+//!   model's idle time (`lwsim::totals().idle_ps`: no thread on the core; a spinning thread is
+//!   busy, as `top` shows it; see lwsim's `machine` docs, *OS*) read at the window's two edges.
+//!   No user/system split.
 
 use crate::engine::{SimSetup, SimTrial};
 use crate::locks::{BenchLock, LockCounters, LockFamily};
@@ -104,6 +118,21 @@ pub struct TrialResult {
     pub snapshot_outcomes: [u64; Outcome::COUNT],
     /// The simulator's side of a simulated trial (`None` on the real engine).
     pub sim: Option<SimTrial>,
+    /// The workers' CPU time in the window (see the module docs, "CPU time"); `None` where a
+    /// worker's CPU clock could not be read.
+    pub cpu: Option<CpuTime>,
+}
+
+/// The workers' CPU time in one trial's window.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CpuTime {
+    /// CPU time used in the window, summed over the workers (real: their thread CPU clocks;
+    /// sim: the simulated cores' busy time).
+    pub busy: Duration,
+    /// The share of the workers' CPU time spent in the kernel, 0..=1 (real engine, from
+    /// `getrusage(RUSAGE_THREAD)`, gate to exit); `None` on the simulated engine or where
+    /// `getrusage` failed.
+    pub sys_share: Option<f64>,
 }
 
 impl TrialResult {
@@ -121,6 +150,20 @@ impl TrialResult {
             Some(s) => s.cores,
             None => std::thread::available_parallelism().map_or(1, |n| n.get()),
         }
+    }
+    /// CPU busy over the window, percent of the cores' time (`cores() × elapsed`): 100 when
+    /// every core ran a worker throughout.
+    pub fn cpu_busy_pct(&self) -> Option<f64> {
+        let cap = self.cores() as f64 * self.elapsed.as_secs_f64();
+        self.cpu
+            .filter(|_| cap > 0.0)
+            .map(|c| c.busy.as_secs_f64() / cap * 100.0)
+    }
+    /// CPU seconds per transaction in the window; `None` without CPU time or transactions.
+    pub fn cpu_s_per_txn(&self) -> Option<f64> {
+        self.cpu
+            .filter(|_| self.txns > 0)
+            .map(|c| c.busy.as_secs_f64() / self.txns as f64)
     }
     /// Operations per second.
     pub fn ops_per_sec(&self) -> f64 {
@@ -204,14 +247,16 @@ impl StartGate {
         }
     }
 
-    /// Waits for every thread to check in, then opens the gate; returns the start time.
-    fn open(&self) -> Instant {
+    /// Waits for every thread to check in, runs `before` (every thread is at the gate), then
+    /// opens the gate; returns `before`'s result and the start time.
+    fn open<R>(&self, before: impl FnOnce() -> R) -> (R, Instant) {
         while !self.all_ready() {
             std::thread::sleep(Duration::from_micros(100));
         }
+        let r = before();
         let start = Instant::now();
         self.release();
-        start
+        (r, start)
     }
 }
 
@@ -274,6 +319,76 @@ fn run_trial_with<F: LockFamily>(spec: &PointSpec, probe: &Probe) -> Result<Tria
     }
 }
 
+/// The calling thread's handle for [`thread_cpu_ns`] (0 off Linux).
+fn current_thread_handle() -> u64 {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: pthread_self has no preconditions.
+        (unsafe { libc::pthread_self() }) as u64
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        0
+    }
+}
+
+/// CPU time (user + system) of the live thread `handle` ([`current_thread_handle`]), ns, from
+/// its thread CPU clock; `None` if it cannot be read (or off Linux).
+fn thread_cpu_ns(handle: u64) -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        let mut clock: libc::clockid_t = 0;
+        // SAFETY: `handle` is the pthread_t of a thread that has not been joined (the caller
+        // reads it before joining), and `clock` is a valid out-pointer.
+        let rc = unsafe { libc::pthread_getcpuclockid(handle as libc::pthread_t, &mut clock) };
+        if rc != 0 {
+            return None;
+        }
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `clock` came from pthread_getcpuclockid and `ts` is a valid out-pointer.
+        if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
+            return None;
+        }
+        Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = handle;
+        None
+    }
+}
+
+/// The calling thread's user and system CPU time so far, µs (`getrusage(RUSAGE_THREAD)`).
+fn rusage_thread_user_sys_us() -> Option<(u64, u64)> {
+    #[cfg(target_os = "linux")]
+    {
+        let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+        // SAFETY: `ru` is a valid, writable rusage; RUSAGE_THREAD is supported on Linux ≥ 2.6.26.
+        if unsafe { libc::getrusage(libc::RUSAGE_THREAD, ru.as_mut_ptr()) } != 0 {
+            return None;
+        }
+        // SAFETY: getrusage returned 0, so it filled the struct (and it was zeroed before).
+        let ru = unsafe { ru.assume_init() };
+        let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+        Some((us(ru.ru_utime), us(ru.ru_stime)))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
+/// The workers' summed thread CPU clocks, ns; `None` if any could not be read.
+fn workers_cpu_ns(handles: &[std::sync::atomic::AtomicU64]) -> Option<u64> {
+    handles
+        .iter()
+        .map(|h| thread_cpu_ns(h.load(std::sync::atomic::Ordering::Relaxed)))
+        .sum()
+}
+
 fn run_real<F: LockFamily>(spec: &PointSpec, probe: &Probe) -> Result<TrialResult, String> {
     let threads = spec.threads;
     let procs = spec.procs.max(threads);
@@ -283,11 +398,16 @@ fn run_real<F: LockFamily>(spec: &PointSpec, probe: &Probe) -> Result<TrialResul
     let proc_numbers: Vec<std::sync::atomic::AtomicU32> = (0..threads)
         .map(|_| std::sync::atomic::AtomicU32::new(u32::MAX))
         .collect();
+    // Each worker's thread handle, for the driver to read its CPU clock.
+    let cpu_handles: Vec<std::sync::atomic::AtomicU64> = (0..threads)
+        .map(|_| std::sync::atomic::AtomicU64::new(0))
+        .collect();
 
     let start = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|slot| {
                 let (shared, gate, proc_numbers) = (&shared, &gate, &proc_numbers);
+                let cpu_handles = &cpu_handles;
                 std::thread::Builder::new()
                     .name(format!("worker-{slot}"))
                     .spawn_scoped(scope, move || {
@@ -298,6 +418,11 @@ fn run_real<F: LockFamily>(spec: &PointSpec, probe: &Probe) -> Result<TrialResul
                                 Proc::current().number(),
                                 std::sync::atomic::Ordering::Relaxed,
                             );
+                            // Published before checking in at the gate (its Release).
+                            cpu_handles[slot].store(
+                                current_thread_handle(),
+                                std::sync::atomic::Ordering::Relaxed,
+                            );
                             (
                                 Worker::new(slot, procs, spec.worker),
                                 ThreadCounters::open(probe),
@@ -306,10 +431,14 @@ fn run_real<F: LockFamily>(spec: &PointSpec, probe: &Probe) -> Result<TrialResul
                         gate.wait();
                         let (mut w, mut counters) =
                             prep.unwrap_or_else(|p| std::panic::resume_unwind(p));
+                        let ru0 = rusage_thread_user_sys_us();
                         counters.enable();
                         workload::run_until_stopped(spec.workload, shared, &mut w);
                         let c = counters.finish();
-                        (w, c, Instant::now())
+                        let ru = ru0
+                            .zip(rusage_thread_user_sys_us())
+                            .map(|(a, b)| (b.0.saturating_sub(a.0), b.1.saturating_sub(a.1)));
+                        (w, c, Instant::now(), ru)
                     })
                     .expect("spawn worker thread")
             })
@@ -360,7 +489,8 @@ fn run_real<F: LockFamily>(spec: &PointSpec, probe: &Probe) -> Result<TrialResul
                 (counts, cost)
             })
         });
-        let start = gate.open();
+        // The workers' CPU clocks while every one waits at the gate.
+        let (cpu0, start) = gate.open(|| workers_cpu_ns(&cpu_handles));
         std::thread::sleep(spec.duration);
         // The stop signal: read the window's work first, then raise the flag.
         let stop_at = Instant::now();
@@ -373,6 +503,9 @@ fn run_real<F: LockFamily>(spec: &PointSpec, probe: &Probe) -> Result<TrialResul
                 )
             })
             .collect();
+        // The workers' CPU clocks at the signal, before any can stop (a clock is read while its
+        // thread is alive).
+        let cpu1 = workers_cpu_ns(&cpu_handles);
         shared.stop.store(true, Ordering::Relaxed);
         let outcomes: Vec<_> = workers
             .into_iter()
@@ -392,20 +525,30 @@ fn run_real<F: LockFamily>(spec: &PointSpec, probe: &Probe) -> Result<TrialResul
             Some(Ok(w)) => Ok(w),
             Some(Err(_)) => Err("the wait-event sampler panicked".to_string()),
         };
-        (start, stop_at, window, outcomes, waits)
+        let cpu_ns = cpu0.zip(cpu1).map(|(a, b)| b.saturating_sub(a));
+        (start, stop_at, window, outcomes, waits, cpu_ns)
     });
-    let (start, stop_at, window, outcomes, waits) = (start.0, start.1, start.2, start.3, start.4);
+    let (start, stop_at, window, outcomes, waits, cpu_ns) =
+        (start.0, start.1, start.2, start.3, start.4, start.5);
     let (waits, sampler) = waits?;
 
     let mut workers = Vec::with_capacity(threads);
     let mut counters = CounterValues::default();
     let mut end = start;
+    let mut user_sys = Some((0u64, 0u64));
     for o in outcomes {
-        let (w, c, t) = o?;
+        let (w, c, t, ru) = o?;
         counters = counters + c;
         end = end.max(t);
+        user_sys = user_sys.zip(ru).map(|(a, b)| (a.0 + b.0, a.1 + b.1));
         workers.push(w);
     }
+    let cpu = cpu_ns.map(|ns| CpuTime {
+        busy: Duration::from_nanos(ns),
+        sys_share: user_sys
+            .filter(|(u, s)| u + s > 0)
+            .map(|(u, s)| s as f64 / (u + s) as f64),
+    });
     workload::check(spec.workload, &shared, &workers)
         .map_err(|e| format!("invariant violated with lock {}: {e}", spec.lock.name()))?;
 
@@ -443,6 +586,7 @@ fn run_real<F: LockFamily>(spec: &PointSpec, probe: &Probe) -> Result<TrialResul
             acc
         }),
         sim: None,
+        cpu,
     })
 }
 
@@ -492,6 +636,8 @@ mod simulated {
     struct Inside {
         result: TrialResult,
         window: (lwsim::CoreCounters, lwsim::CoreCounters),
+        /// The cores' idle time in the window, ns (read at its two edges exactly).
+        idle_ns: u64,
     }
 
     /// Virtual nanoseconds of the calling (simulated) thread.
@@ -540,6 +686,12 @@ mod simulated {
             .take()
             .ok_or("the simulation ended without a result")??;
         let mut result = inside.result;
+        // Busy core time in the window: every core's time less its idle time.
+        let capacity = sim.cores as u64 * result.elapsed.as_nanos() as u64;
+        result.cpu = Some(CpuTime {
+            busy: Duration::from_nanos(capacity.saturating_sub(inside.idle_ns)),
+            sys_share: None,
+        });
         result.sim = Some(SimTrial {
             platform: sim.platform.clone(),
             cores: sim.cores,
@@ -654,6 +806,9 @@ mod simulated {
         }
         // The stop signal: the window's work and counters first, then the flag.
         let stop_at = now();
+        // The cores' idle time at the window's end, at the clock `stop_at` was read at (the
+        // progress loads below advance it).
+        let idle1 = lwsim::totals().unwrap_or_default().idle_ps;
         let after = progress(&shared);
         let c1 = lwsim::totals().unwrap_or_default();
         let l1 = PerLock::of(&*shared);
@@ -719,9 +874,11 @@ mod simulated {
                 acc
             }),
             sim: None,
+            cpu: None,
         };
         Ok(Inside {
             result,
+            idle_ns: idle1.saturating_sub(c0.idle_ps) / 1000,
             window: (c0, c1),
         })
     }
@@ -770,6 +927,50 @@ mod tests {
         assert!(!bimodal(&[100.0, 90.0, 110.0]));
         // A low majority: the median sits in the low mode.
         assert!(bimodal(&[10.0, 10.0, 4.0, 4.0, 4.0]));
+    }
+
+    /// One worker's CPU time: some, and at most one core's worth over the window (a thread runs
+    /// on one core at a time; 10 % for the clock reads after the stop signal). No speed is
+    /// asserted.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_trial_measures_its_workers_cpu_time() {
+        let probe = crate::perf::probe();
+        let spec = PointSpec {
+            workload: Workload::EndXact,
+            lock: LockKind::Atomic,
+            threads: 1,
+            procs: 1,
+            layout: Layout::Dense,
+            duration: Duration::from_millis(50),
+            worker: WorkerConfig {
+                write_pct: 0,
+                work: 0,
+                time_every: 4,
+                strategy: Strategy::Scan,
+            },
+            sample_interval: Duration::ZERO,
+            sim: None,
+        };
+        let r = run_trial(&spec, &probe).expect("trial");
+        let cpu = r.cpu.expect("the worker's CPU clock");
+        assert!(cpu.busy > Duration::ZERO);
+        assert!(
+            cpu.busy.as_secs_f64() <= r.elapsed.as_secs_f64() * 1.1,
+            "{:?} of CPU in a {:?} window",
+            cpu.busy,
+            r.elapsed
+        );
+        let pct = r.cpu_busy_pct().unwrap();
+        assert!(
+            pct > 0.0 && pct <= 110.0 / r.cores() as f64,
+            "{pct} % of {} cores",
+            r.cores()
+        );
+        let per = r.cpu_s_per_txn().unwrap();
+        assert!(per > 0.0 && per * r.txns as f64 <= r.elapsed.as_secs_f64() * 1.1);
+        let sys = cpu.sys_share.expect("getrusage");
+        assert!((0.0..=1.0).contains(&sys), "{sys}");
     }
 
     #[test]

@@ -116,6 +116,16 @@
 //!   to FUTEX_WAKE as under the kernel's hash-bucket lock, so the compare sees every store ordered
 //!   before its access. FUTEX_WAKE costs the waker `futex_wake` (`syscall` if it wakes nobody) and
 //!   makes each woken thread runnable `wake_to_run` after the call began.
+//! * **CPU busy and idle**: a core is *busy* while a thread is on it, whatever the thread does
+//!   (computing, spinning on a lock word, waiting for a line, in a system call's cost, switching
+//!   in: CPU time as `top` shows it), and *idle* while none is: from the moment its thread
+//!   sleeps, waits on a futex, is preempted with nothing queued, or exits, until a thread placed
+//!   on it starts running (an idle-state exit latency is idle time, as the kernel's idle task
+//!   accounts it). A thread waiting in a run queue keeps no core idle (queues form only when
+//!   no core is). [`totals`] reports each core's idle time up to the caller's clock
+//!   (`CoreCounters::idle_ps`); busy over a window is `cores × window − idle`. This differs
+//!   from `busy_ps`, which charges each operation's whole cost when it is charged, so an
+//!   operation that straddles a window's edge lands on one side.
 //!
 //! Limits: no scheduler tick (a slice ends exactly, at the thread's next operation, as with
 //! `HRTICK`), no load balancing beyond stealing by an idle core and a wakeup's choice of an idle
@@ -286,8 +296,13 @@ impl Line {
 /// Counters of one simulated core (hardware thread) or of the supervisor.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CoreCounters {
-    /// Virtual time this core spent running threads (ps).
+    /// Virtual time this core spent running threads (ps), charged per operation when the
+    /// operation is charged (context switches and idle-state exits included).
     pub busy_ps: u64,
+    /// Virtual time this core had no thread on it (ps), up to the reader's clock: filled by
+    /// [`totals`] (up to the calling task's clock) and by the [`Report`] (up to `end_ps`), 0 in
+    /// the counters a thread charges. See the module docs, *OS*, "CPU busy and idle".
+    pub idle_ps: u64,
     /// Memory operations (atomics and touches).
     pub ops: u64,
     /// Operations served from the local cache.
@@ -333,6 +348,7 @@ impl CoreCounters {
     }
     fn add(&mut self, o: &CoreCounters) {
         self.busy_ps += o.busy_ps;
+        self.idle_ps += o.idle_ps;
         self.ops += o.ops;
         self.hits += o.hits;
         self.load_from_modified += o.load_from_modified;
@@ -520,6 +536,12 @@ struct Core {
     resched: bool,
     /// When the core last became idle.
     idle_since: u64,
+    /// The core's idle intervals that have ended, summed (ps): each from `idle_since` until a
+    /// thread placed on the core starts running (after its idle-state exit).
+    idle_closed: u64,
+    /// The last ended idle interval, `(start, end)`: its end may lie past the clock of a task
+    /// that reads the counters (an exit latency charged ahead), see `Machine::idle_through`.
+    last_idle: (u64, u64),
 }
 
 /// The scheduler's parameters (ps), CFS's scaled as the kernel scales them.
@@ -672,6 +694,9 @@ impl Machine {
             eprint!("{}", p.report());
         }
         let end_ps = self.end_ps;
+        for c in 0..self.ncores {
+            self.counters[c].idle_ps = self.idle_through(c, end_ps);
+        }
         let mut per_core = self.counters;
         let supervisor = per_core.pop().unwrap_or_default();
         Report {
@@ -685,6 +710,25 @@ impl Machine {
             steps: self.steps,
             real,
         }
+    }
+
+    /// Core `c`'s idle time from 0 up to time `t` (ps): its ended idle intervals, less the part
+    /// of the last one past `t`, plus the open one up to `t` if no thread is on the core.
+    ///
+    /// Exact at a task's sync point: every event that ended an idle interval ran at a clock at
+    /// most the reader's (only the exit latency it added can reach past it, which the clip takes
+    /// off), and an interval opened past the reader's clock (a thread leaving at the end of a
+    /// system call charged ahead) counts nothing yet.
+    pub(crate) fn idle_through(&self, c: usize, t: u64) -> u64 {
+        let core = &self.cores[c];
+        let (s, e) = core.last_idle;
+        let ahead = e.saturating_sub(s.max(t));
+        let open = if core.running.is_none() {
+            t.saturating_sub(core.idle_since)
+        } else {
+            0
+        };
+        core.idle_closed - ahead + open
     }
 
     fn task(&mut self, id: usize) -> &mut Task {
@@ -974,6 +1018,11 @@ impl Machine {
             t.core = Some(target as u32);
             let clock = t.clock;
             let core = &mut self.cores[target];
+            // The idle interval ends when the thread starts running: the exit latency is idle
+            // time, as the kernel's idle task accounts it.
+            let since = core.idle_since.min(clock);
+            core.idle_closed += clock - since;
+            core.last_idle = (since, clock);
             core.running = Some(id);
             core.run_start = clock;
             core.resched = false;
@@ -1560,6 +1609,10 @@ pub fn charge_instructions(n: u32) {
 /// The simulated cores' counters summed so far (the supervisor's left out), or `None` outside a
 /// simulation. A harness reads it at the start and at the end of a measurement window and
 /// reports the difference, so that warm-up and tail are not counted.
+///
+/// `idle_ps` is the cores' idle time up to the calling task's clock (exact when the caller is at
+/// a sync point, as after any simulated call: see the module docs, *OS*), so `idle_ps` of a
+/// window over `cores × window` is the share of the machine no thread ran on.
 pub fn totals() -> Option<CoreCounters> {
     with_machine(|m| {
         m.map(|m| {
@@ -1567,6 +1620,8 @@ pub fn totals() -> Option<CoreCounters> {
             for c in &m.counters[..m.ncores] {
                 t.add(c);
             }
+            let now = m.clock_of_current();
+            t.idle_ps = (0..m.ncores).map(|c| m.idle_through(c, now)).sum();
             t
         })
     })
@@ -1578,6 +1633,7 @@ impl CoreCounters {
         let d = |a: u64, b: u64| a.saturating_sub(b);
         CoreCounters {
             busy_ps: d(self.busy_ps, earlier.busy_ps),
+            idle_ps: d(self.idle_ps, earlier.idle_ps),
             ops: d(self.ops, earlier.ops),
             hits: d(self.hits, earlier.hits),
             load_from_modified: d(self.load_from_modified, earlier.load_from_modified),
