@@ -192,6 +192,11 @@ impl<'a> SpinDelay<'a> {
 #[cold]
 #[inline(never)]
 pub fn s_lock_stuck(tranche: Tranche, num_delays: u32) -> ! {
+    // On the simulator, the scheduler's state says where the holder is.
+    #[cfg(lwsim)]
+    if let Some(state) = crate::sync::lwsim::debug_state() {
+        eprint!("{state}");
+    }
     crate::elog::panic_abort(format_args!(
         "stuck spinlock detected on lock {:?} after {num_delays} delays",
         tranche.name()

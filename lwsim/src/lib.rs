@@ -94,7 +94,7 @@ mod sched;
 pub mod thread;
 
 pub use alloc::LineAligned;
-pub use machine::{totals, watch, CoreCounters, LineCounters, Report};
+pub use machine::{debug_state, totals, watch, CoreCounters, LineCounters, Report};
 pub use mutex::{Mutex, MutexGuard};
 pub use os::{
     compute, futex_wait, futex_wake, instructions, now_nanos, pause, settle, sleep_micros, touch,

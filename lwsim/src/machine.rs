@@ -1606,6 +1606,52 @@ pub fn charge_instructions(n: u32) {
     });
 }
 
+/// The scheduler's state in a few lines (every task's clock, vruntime, core, run queue or
+/// sleep, and each busy core's running task, queue and `min_vruntime`), for a diagnosis such as
+/// a stuck spinlock's; `None` outside a simulation.
+pub fn debug_state() -> Option<String> {
+    with_machine(|m| {
+        let m = m?;
+        let ms = |ps: u64| ps as f64 / 1e9;
+        let mut out = format!(
+            "lwsim state at {:.3} ms virtual (task {} running):\n",
+            ms(m.now),
+            m.current
+        );
+        for (i, t) in m.tasks.iter().enumerate() {
+            if t.supervisor || t.exited {
+                continue;
+            }
+            let queued = m.cores.iter().position(|c| c.queue.contains(&i));
+            out += &format!(
+                "  task {i}: clock {:.3} ms, vruntime {:.3} ms, core {:?}, last core {:?}, \
+                 parked {}, needs core {}, queued on {:?}\n",
+                ms(t.clock),
+                t.vruntime as f64 / 1e9,
+                t.core,
+                t.last_core,
+                t.parked,
+                t.needs_core,
+                queued
+            );
+        }
+        for (c, core) in m.cores.iter().enumerate() {
+            if core.running.is_some() || !core.queue.is_empty() {
+                out += &format!(
+                    "  core {c}: running {:?} since {:.3} ms, queue {:?}, min_vruntime {:.3} ms, \
+                     resched {}\n",
+                    core.running,
+                    ms(core.run_start),
+                    core.queue,
+                    core.min_vruntime as f64 / 1e9,
+                    core.resched
+                );
+            }
+        }
+        Some(out)
+    })
+}
+
 /// The simulated cores' counters summed so far (the supervisor's left out), or `None` outside a
 /// simulation. A harness reads it at the start and at the end of a measurement window and
 /// reports the difference, so that warm-up and tail are not counted.
