@@ -972,7 +972,72 @@ pub fn write_table(exp: &Experiment, out: &Path) -> Result<String, String> {
     let md = table(exp, &meta, &ours);
     std::fs::write(out.join("experiment.md"), &md)
         .map_err(|e| format!("writing {}: {e}", out.join("experiment.md").display()))?;
+    plot(exp, &meta, &ours, &out.join("experiment.svg"))?;
     Ok(md)
+}
+
+/// `experiment.svg`: each of the thread's series (its `tps` and `runtime_s` rows as rates)
+/// dashed, beside the points of ours it is compared with (median, min–max of the trials).
+fn plot(
+    exp: &Experiment,
+    meta: &serde_json::Value,
+    ours: &[Ours],
+    path: &Path,
+) -> Result<(), String> {
+    let mut series: Vec<crate::figures::VersusSeries> = Vec::new();
+    let mut names: Vec<&str> = Vec::new();
+    for r in exp.file.seed.iter().filter(|r| r.metric != "gain") {
+        if !names.contains(&r.series.as_str()) {
+            names.push(&r.series);
+        }
+    }
+    for name in names {
+        let rows: Vec<&SeedRow> = exp
+            .file
+            .seed
+            .iter()
+            .filter(|r| r.series == name && r.metric != "gain")
+            .collect();
+        series.push(crate::figures::VersusSeries {
+            label: format!("the thread: {name}"),
+            points: rows
+                .iter()
+                .map(|r| {
+                    let v = seed_rate(r);
+                    (r.clients as f64, v, v, v)
+                })
+                .collect(),
+            published: true,
+        });
+        let mine: Vec<(f64, f64, f64, f64)> = rows
+            .iter()
+            .filter_map(|r| matching(exp, r, ours))
+            .map(|p| (p.threads as f64, p.median, p.min, p.max))
+            .collect();
+        if let Some(r) = rows.first() {
+            let w = r
+                .workload
+                .clone()
+                .unwrap_or_else(|| exp.file.workload.names[0].clone());
+            series.push(crate::figures::VersusSeries {
+                label: format!("ours: {w}, {}", r.lock),
+                points: mine,
+                published: false,
+            });
+        }
+    }
+    let engine = meta["engine"].as_str().unwrap_or("real");
+    let title = format!(
+        "seed {}: the thread's figures (dashed) and ours ({}{})",
+        exp.file.thread.seed,
+        if engine == "sim" { "SIMULATED on " } else { "" },
+        if engine == "sim" {
+            meta["sim"]["platform"].as_str().unwrap_or("?").to_string()
+        } else {
+            "this machine".to_string()
+        }
+    );
+    crate::figures::plot_versus(path, &title, "transactions per second", &series)
 }
 
 #[cfg(test)]

@@ -127,6 +127,17 @@ fn every_experiment_file_runs_at_a_tiny_scale() {
         for f in ["points.csv", "results.csv", "summary.md", "meta.json"] {
             assert!(out.join(f).exists(), "{name}: {f}");
         }
+        // The plot: every series of the thread that has rates (not only gains), dashed, beside
+        // ours.
+        if let Some(r) = file.seed.iter().find(|r| r.metric != "gain") {
+            let svg = std::fs::read_to_string(out.join("experiment.svg"))
+                .unwrap_or_else(|e| panic!("{name}: experiment.svg: {e}"));
+            assert!(
+                svg.contains(&format!("the thread: {}", r.series)),
+                "{name}: the plot names the thread's series {:?}",
+                r.series
+            );
+        }
         assert!(md.contains(&file.thread.title), "{name}");
         assert!(md.contains(&file.hardware.description), "{name}");
         if cfg!(lwsim) {
