@@ -607,7 +607,10 @@ fn help_describes_every_workload_and_lock() {
         assert!(line.contains(k.description()), "{line}");
     }
     assert!(help.contains("WORKLOADS") && help.contains("LOCKS"));
-    assert!(help.contains("[only clog, pgbench-write]"), "{help}");
+    assert!(
+        help.contains("[only clog, pgbench-write, pgbench-write-status]"),
+        "{help}"
+    );
 }
 
 #[test]
