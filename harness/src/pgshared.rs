@@ -233,13 +233,24 @@ pub struct VisibilityMap {
 
 impl Default for VisibilityMap {
     fn default() -> Self {
+        VisibilityMap::new()
+    }
+}
+
+/// The hot table's visibility-map word, read by `pin-vm`: a static, never written, so that
+/// adding it left the per-trial shared state (and so the other workloads' simulated runs,
+/// which are sensitive to its addresses) as it was.
+pub static VISIBILITY_MAP: crossbeam_utils::CachePadded<VisibilityMap> =
+    crossbeam_utils::CachePadded::new(VisibilityMap::new());
+
+impl VisibilityMap {
+    /// A map word with every heap page all-visible.
+    pub const fn new() -> Self {
         VisibilityMap {
             word: AtomicU64::new(VM_WORD_ALL_VISIBLE),
         }
     }
-}
 
-impl VisibilityMap {
     /// `VM_ALL_VISIBLE(rel, heapBlk)` for heap page `page` (mod 32). Relaxed, as PostgreSQL's
     /// unlocked byte read: the bit orders nothing.
     #[inline]
