@@ -100,6 +100,12 @@ pub fn unit(w: Workload) -> Unit {
             "xid, snapshot, CLOG commit, end-of-transaction",
             "xid, snapshot, CLOG commit, end of transaction (pgbench -N; 3 lock operations)",
         ),
+        Workload::PgbenchWriteStatus => (
+            TPS,
+            "xid, snapshot, CLOG lookups, CLOG commit, end-of-transaction",
+            "xid, snapshot, 3 CLOG status lookups (shared), CLOG commit, end of transaction \
+             (pgbench -N with visibility checks)",
+        ),
         Workload::Pin => (
             TPS,
             "one buffer read",
@@ -109,6 +115,11 @@ pub fn unit(w: Workload) -> Unit {
             TPS,
             "one buffer read",
             "one buffer read (the pin kept across reads)",
+        ),
+        Workload::PinVm => (
+            TPS,
+            "one visibility-map read",
+            "one visibility-map bit read with no lock and --work (the pin kept across reads)",
         ),
     };
     Unit {

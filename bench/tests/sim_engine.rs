@@ -246,6 +246,55 @@ fn read_only_snapshots_on_the_reader_bias_lock_move_no_line() {
     );
 }
 
+/// Seed 003's patch 3: `pin-vm` reads the pinned visibility-map page's bit with no lock, so at
+/// 8 simulated cores a read moves no line, where `pin-held`'s shared content lock moves the lock
+/// word's line on every read.
+#[test]
+fn lock_free_map_reads_move_no_line_and_locked_reads_do() {
+    let d = out_dir("pin-vm");
+    run_ok(&[
+        "--engine",
+        "sim",
+        "--cores",
+        "8",
+        "--workload",
+        "pin-held,pin-vm",
+        "--locks",
+        "atomic",
+        "--threads",
+        "8",
+        "--trials",
+        "1",
+        "--duration",
+        "300us",
+        "--sample-interval",
+        "off",
+        "--out",
+        d.to_str().unwrap(),
+    ]);
+    let r = csv_rows(&d.join("results.csv"));
+    // Transfers per read (one read per transaction): pin-vm counts no lock operation, so its
+    // per-operation column is the trial's total (divided by max(ops, 1)).
+    let per_read = |workload: &str| -> f64 {
+        let row = r.iter().find(|row| row["workload"] == workload).unwrap();
+        let per_op: f64 = row["sim_transfers_per_op"].parse().unwrap();
+        let ops: f64 = row["ops"].parse().unwrap();
+        let txns: f64 = row["txns"].parse().unwrap();
+        assert!(txns > 0.0, "{workload}: no transaction");
+        per_op * ops.max(1.0) / txns
+    };
+    assert!(
+        per_read("pin-vm") <= 0.01,
+        "pin-vm: {} line transfers per read, expected none",
+        per_read("pin-vm")
+    );
+    assert!(
+        per_read("pin-held") >= 1.0,
+        "pin-held: {} transfers per read, expected the content lock's line on every read",
+        per_read("pin-held")
+    );
+}
+
 #[test]
 fn bad_input_exits_2_naming_the_argument() {
     let bad_file = std::env::temp_dir().join(format!("lwbench-bad-{}.json", std::process::id()));

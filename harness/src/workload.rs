@@ -9,8 +9,18 @@
 //! | `clog` | a fresh xid, `--work` (where the commit writes WAL), its commit status set in its CLOG page (exclusive; grouped by page for `clog-group`) | 1 exclusive |
 //! | `pgbench-select` | one snapshot plus `--work` (`pgbench -S`) | 1 shared |
 //! | `pgbench-write` | xid, snapshot, `--work`, CLOG commit, end of transaction (`pgbench -N`) | 1 shared + 2 exclusive (ProcArrayLock, XactSLRU) |
-//! | `pin` | pin a hot buffer (atomic refcount in its header), read it under its content lock shared, unpin | 1 shared |
-//! | `pin-held` | the same read, the pin kept across accesses (seed 003's patch 3) | 1 shared |
+//! | `pgbench-write-status` | `pgbench-write` plus [`STATUS_READS`] `TransactionIdGetStatus` lookups of recent xids under the CLOG lock shared, each with its SLRU slot search, before `--work` | 1 + 3 shared + 2 exclusive |
+//! | `pin` | pin a hot buffer (atomic refcount in its header), read it under its content lock shared, `--work` (the page's tuples, processed with the lock released), unpin | 1 shared |
+//! | `pin-held` | the same read and `--work`, the pin kept across accesses | 1 shared |
+//! | `pin-vm` | the hot page kept pinned; each read checks its visibility-map bit with no lock, then `--work` (seed 003's patch 3) | none |
+//!
+//! `--work` in the pin workloads is the per-page work of a sequential scan: `heapgetpage`
+//! (`heap_prepare_pagescan` since 17) pins the page, takes its content lock shared only to
+//! collect the visible tuples' offsets, releases the lock, and the executor then processes those
+//! tuples with the page still pinned; the pin is dropped when the scan moves to the next page.
+//! Seed 003's scan spends about 24 µs per heap page. `pin-vm` is the seed's patch 3: the
+//! visibility-map page stays pinned across heap pages (one pin per scan, not per page) and its
+//! bit is read with no lock (`visibilitymap_get_status`), so a read moves no shared line.
 //!
 //! # Checks
 //! Every trial is checked, during the run and after it:
@@ -26,14 +36,18 @@
 //!   workload).
 //! * **After the trial**: every ended transaction is counted in `xactCompletionCount`, no xid is
 //!   left running, every CLOG commit is in the CLOG, the null-x counter equals its exclusive
-//!   sections, no buffer pin is left, and every snapshot's running xids lie in `[xmin, xmax)`.
+//!   sections, no buffer pin is left, and every snapshot's running xids lie in `[xmin, xmax)`;
+//!   `pin-vm` counted one map read per transaction, each found its page all-visible, and the map
+//!   word is unchanged; `pgbench-write-status` did [`STATUS_READS`] lookups per transaction, each
+//!   read a valid status, and each thread saw its own previous commit committed.
 
 use crate::bufmgr::HotPage;
 use crate::clock::{self, Ticks};
 use crate::lmgr::{LmgrRelease, LockManager};
 use crate::locks::{BenchLock, LockFamily};
 use crate::pgshared::{
-    BufferDesc, Clog, Page, XidGen, CLOG_XACTS_PER_PAGE, INVALID_XID, XACT_COMMITTED,
+    BufferDesc, Clog, Page, XidGen, CLOG_XACTS_PER_PAGE, FIRST_NORMAL_XID, INVALID_XID,
+    VISIBILITY_MAP, VM_WORD_ALL_VISIBLE, XACT_COMMITTED,
 };
 use crate::snapshot::{
     AnyProcArray, Layout, Outcome, ProcArrayState, SharedSection, SnapshotCache, Strategy,
@@ -195,12 +209,14 @@ workloads! {
     Clog => "clog", clog: true, "set a fresh xid's commit status in its CLOG page (after --work, where a commit writes WAL)";
     PgbenchSelect => "pgbench-select", clog: false, "pgbench -S: one snapshot plus --work";
     PgbenchWrite => "pgbench-write", clog: true, "pgbench -N: snapshot, xid, CLOG commit, end-xact";
+    PgbenchWriteStatus => "pgbench-write-status", clog: true, "pgbench -N with TransactionIdGetStatus lookups of recent xids under the CLOG lock shared";
     Pin => "pin", clog: false, "pin/unpin a hot buffer around each shared read";
     PinHeld => "pin-held", clog: false, "shared reads of a hot buffer kept pinned";
     PgbenchN => "pgbench-n", clog: true, "pgbench -N statement by statement: a snapshot per statement (3), the xid at the first write, --work over the statements and the commit's WAL, CLOG commit, end-xact";
     SelectLmgr => "select-lmgr", clog: false, "pgbench -S of 9.1: vxid and two relation locks through the lock partitions, a snapshot, --work";
     SelectFastpath => "select-fastpath", clog: false, "pgbench -S with 9.2's fast-path relation locks (the vxid lock still partitioned)";
     SelectLazyVxid => "select-lazy-vxid", clog: false, "pgbench -S with fast-path relation locks and lazy vxid locks: no lock-partition traffic";
+    PinVm => "pin-vm", clog: false, "a pinned page's visibility-map bit read with no lock, then --work (seed 003's patch 3)";
 }
 
 impl Workload {
@@ -213,6 +229,7 @@ impl Workload {
                 | Workload::PgbenchSelect
                 | Workload::PgbenchWrite
                 | Workload::PgbenchN
+                | Workload::PgbenchWriteStatus
         ) || self.lmgr().is_some()
     }
     /// Whether the workload takes snapshots (where `--snapshot` applies).
@@ -223,6 +240,7 @@ impl Workload {
                 | Workload::PgbenchSelect
                 | Workload::PgbenchWrite
                 | Workload::PgbenchN
+                | Workload::PgbenchWriteStatus
         ) || self.lmgr().is_some()
     }
     /// The lock manager a `pgbench -S` workload of seed 000's thread runs, if it is one.
@@ -233,6 +251,10 @@ impl Workload {
             Workload::SelectLazyVxid => Some(LmgrRelease::LazyVxid),
             _ => None,
         }
+    }
+    /// Whether each thread keeps the hot buffer pinned for the whole trial.
+    pub fn holds_pin(self) -> bool {
+        matches!(self, Workload::PinHeld | Workload::PinVm)
     }
     /// Looks a workload up by name.
     pub fn from_name(name: &str) -> Option<Workload> {
@@ -250,6 +272,21 @@ impl Workload {
 
 /// CLOG pages in the ring (16 × 32 768 xids).
 const CLOG_PAGES: usize = 16;
+
+/// `TransactionIdGetStatus` lookups per `pgbench-write-status` transaction: the visibility
+/// checks of a `pgbench -N` transaction on tuples whose hint bits are not yet set
+/// (`HeapTupleSatisfiesMVCC` → `TransactionIdDidCommit` → `TransactionLogFetch`): the UPDATE's
+/// index scan checks the accounts row's xmin and the xmax of its previous version, and the
+/// SELECT the row's chain again. A choice (an upper estimate: once a check sets the hint bits
+/// the next skips the CLOG), not a measurement; each lookup takes the CLOG lock shared
+/// (`SimpleLruReadPage_ReadOnly`), the reads seed 004's CLogControlLock waits include besides
+/// the commits.
+pub const STATUS_READS: u32 = 3;
+
+/// The lookups' xids lie in the `RECENT_XIDS` xids before the transaction's own: tuples
+/// written by recently committed (or still running) transactions, whose hint bits no one has
+/// set yet.
+const RECENT_XIDS: u64 = 1024;
 
 /// Everything the threads of one trial share.
 pub struct Shared<F: LockFamily> {
@@ -368,8 +405,12 @@ pub struct Worker {
     pub clog_ops: u64,
     /// The last xid this thread committed in the CLOG.
     pub last_clog_xid: u32,
-    /// Snapshots whose running xids are not all in `[xmin, xmax)` (must stay 0).
-    pub bad_snapshots: u64,
+    /// Reads that break their invariant (must stay 0): snapshots whose running xids are not all
+    /// in `[xmin, xmax)`, `pin-vm` map reads that found the page not all-visible,
+    /// `pgbench-write-status` lookups that read an invalid status or missed the thread's own
+    /// previous commit. (One counter for all, so that `Worker` keeps its size and the other
+    /// workloads' simulated runs their addresses.)
+    pub bad_reads: u64,
     /// Snapshots by how they were obtained, indexed by [`Outcome`] as `usize`.
     pub snapshot_outcomes: [u64; Outcome::COUNT],
     /// Wait until the shared critical section began, for timed shared operations.
@@ -414,7 +455,7 @@ impl Worker {
             ends: 0,
             clog_ops: 0,
             last_clog_xid: INVALID_XID,
-            bad_snapshots: 0,
+            bad_reads: 0,
             snapshot_outcomes: [0; Outcome::COUNT],
             shared_wait: histogram(),
             excl_wait: histogram(),
@@ -564,7 +605,7 @@ fn take_snapshot<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
     w.snapshot_outcomes[outcome as usize] += 1;
     let snap = black_box(&w.cache.snap);
     if checked && snap.xip.iter().any(|&x| x < snap.xmin || x >= snap.xmax) {
-        w.bad_snapshots += 1;
+        w.bad_reads += 1;
     }
     if outcome == Outcome::Validated {
         // Validated without the lock: no lock operation, and no wait (timed as zero, so that
@@ -655,6 +696,59 @@ fn read_buffer<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
     w.ops += 1;
 }
 
+/// `visibilitymap_get_status` with no lock (the map page kept pinned): one atomic load of the
+/// map word's line, which no one writes. Timed as a zero wait when the timer fires, as an
+/// optimistic snapshot is, so that the percentiles describe every read.
+#[inline]
+fn read_vm(w: &mut Worker) {
+    if w.timer().is_some() {
+        w.shared_wait.saturating_record(0);
+    }
+    if !VISIBILITY_MAP.all_visible(w.slot) {
+        w.bad_reads += 1;
+    }
+}
+
+/// `STATUS_READS` `TransactionIdGetStatus` lookups, each its own shared section of the CLOG
+/// lock (`SimpleLruReadPage_ReadOnly` takes it and `TransactionIdGetStatus` releases it). The
+/// first looks up the thread's previous commit (which must read committed, unless the ring
+/// has wrapped over it), the others recent xids. Not timed: `shared_wait` stays the
+/// snapshot's.
+#[inline]
+fn status_lookups<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
+    let window = (CLOG_PAGES as u32 - 1) * CLOG_XACTS_PER_PAGE;
+    for i in 0..STATUS_READS {
+        let own = i == 0 && w.last_clog_xid != INVALID_XID;
+        let xid = if own {
+            w.last_clog_xid
+        } else {
+            let back = 1 + (w.rand() % RECENT_XIDS) as u32;
+            w.xid.saturating_sub(back).max(FIRST_NORMAL_XID)
+        };
+        let checked = w.checked();
+        let status = shared_checked(&s.clog, &s.clog_check, checked, |c| c.lookup_status(xid));
+        let wrapped = w.xid.wrapping_sub(xid) >= window;
+        if status > XACT_COMMITTED || (own && status != XACT_COMMITTED && !wrapped) {
+            w.bad_reads += 1;
+        }
+        w.sink = w.sink.wrapping_add(status as u64);
+        w.ops += 1;
+    }
+}
+
+/// One `pgbench-write-status` transaction. Not inlined, so that adding it left the generated
+/// code of the other workloads' transactions as it was: simulated runs depend on it (inlined,
+/// it changed `pgbench-write` on `clog-group` under `--engine sim`).
+#[inline(never)]
+fn pgbench_write_status<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
+    begin_xact(s, w);
+    take_snapshot(s, w);
+    status_lookups(s, w);
+    w.work();
+    clog_commit(s, w, w.xid);
+    end_xact(s, w);
+}
+
 /// One transaction of `workload`.
 #[inline]
 fn transaction<F: LockFamily>(workload: Workload, s: &Shared<F>, w: &mut Worker) {
@@ -714,12 +808,22 @@ fn transaction<F: LockFamily>(workload: Workload, s: &Shared<F>, w: &mut Worker)
             clog_commit(s, w, w.xid);
             end_xact(s, w);
         }
+        Workload::PgbenchWriteStatus => pgbench_write_status(s, w),
         Workload::Pin => {
             s.buffer.pin();
             read_buffer(s, w);
+            // The page's tuples, processed with the content lock released, still pinned.
+            w.work();
             s.buffer.unpin();
         }
-        Workload::PinHeld => read_buffer(s, w),
+        Workload::PinHeld => {
+            read_buffer(s, w);
+            w.work();
+        }
+        Workload::PinVm => {
+            read_vm(w);
+            w.work();
+        }
         Workload::PgbenchN => {
             // pgbench's simple-update script under read committed: each statement takes its
             // own snapshot. UPDATE pgbench_accounts: its snapshot, then the xid at the first
@@ -777,14 +881,14 @@ pub fn run_transactions<F: LockFamily>(workload: Workload, s: &Shared<F>, w: &mu
 
 /// Runs transactions until `s.stop` is set.
 pub fn run_until_stopped<F: LockFamily>(workload: Workload, s: &Shared<F>, w: &mut Worker) {
-    if workload == Workload::PinHeld {
+    if workload.holds_pin() {
         s.buffer.pin();
     }
     // Relaxed: the flag carries no data; the join that follows orders everything.
     while !s.stop.load(Ordering::Relaxed) {
         transaction(workload, s, w);
     }
-    if workload == Workload::PinHeld {
+    if workload.holds_pin() {
         s.buffer.unpin();
     }
     // A snapshot-workload writer leaves its last transaction running; end it outside the count
@@ -810,7 +914,7 @@ pub fn check<F: LockFamily>(
     let ends: u64 = workers.iter().map(|w| w.ends).sum();
     let clog_ops: u64 = workers.iter().map(|w| w.clog_ops).sum();
     let ops: u64 = workers.iter().map(|w| w.ops).sum();
-    let bad: u64 = workers.iter().map(|w| w.bad_snapshots).sum();
+    let bad: u64 = workers.iter().map(|w| w.bad_reads).sum();
     let completions = s.proc_array.shared(|_| s.procs.completion_count());
     if completions != ends {
         return Err(format!(
@@ -858,15 +962,44 @@ pub fn check<F: LockFamily>(
     if let Some(p) = &s.root_page {
         p.check().map_err(|e| format!("{}: {e}", workload.name()))?;
     }
+    let txns: u64 = workers.iter().map(|w| w.txns).sum();
+    if workload == Workload::PinVm {
+        let word = VISIBILITY_MAP.word.load(Ordering::Acquire);
+        if ops != 0 || word != VM_WORD_ALL_VISIBLE {
+            return Err(format!(
+                "pin-vm: {ops} lock operations (expected none), map word {word:#x}"
+            ));
+        }
+    }
+    if workload == Workload::PgbenchWriteStatus {
+        // Per transaction: snapshot, STATUS_READS lookups, commit, end (a validated optimistic
+        // snapshot takes no lock).
+        let validated: u64 = workers
+            .iter()
+            .map(|w| w.snapshot_outcomes[Outcome::Validated as usize])
+            .sum();
+        if ops + validated != txns * (3 + STATUS_READS as u64) {
+            return Err(format!(
+                "pgbench-write-status: {ops} lock operations for {txns} transactions, expected \
+                 {} each",
+                3 + STATUS_READS
+            ));
+        }
+    }
     let pins = s.buffer.refcount.load(Ordering::Acquire);
     if pins != 0 {
         return Err(format!("{}: buffer left with {pins} pins", workload.name()));
     }
     if bad != 0 {
-        return Err(format!(
-            "{}: {bad} snapshots with running xids outside [xmin, xmax)",
-            workload.name()
-        ));
+        let what = match workload {
+            Workload::PinVm => "map reads found the page not all-visible",
+            Workload::PgbenchWriteStatus => {
+                "snapshots with running xids outside [xmin, xmax), or status lookups that read \
+                 an invalid status or missed the thread's own previous commit"
+            }
+            _ => "snapshots with running xids outside [xmin, xmax)",
+        };
+        return Err(format!("{}: {bad} {what}", workload.name()));
     }
     Ok(())
 }
@@ -906,8 +1039,10 @@ mod tests {
                 }
                 check(wl, &s, &ws).unwrap_or_else(|e| panic!("{}: {e}", kind.name()));
                 assert_eq!(ws[0].txns, 100);
-                // Optimistic snapshots validated without the lock are no lock operation.
-                let lockless = ws[0].snapshot_outcomes[Outcome::Validated as usize];
+                // Optimistic snapshots validated without the lock, and pin-vm's map reads, are
+                // no lock operation.
+                let lockless = ws[0].snapshot_outcomes[Outcome::Validated as usize]
+                    + if wl == Workload::PinVm { ws[0].txns } else { 0 };
                 assert!(ws[0].ops + lockless >= 100);
                 let timed = ws[0].shared_wait.len() + ws[0].excl_wait.len() + ws[0].clog_wait.len();
                 assert!(timed >= 40, "{} {}: timed {timed}", kind.name(), wl.name());
@@ -939,7 +1074,8 @@ mod tests {
         impl LockVisitor for Broken {
             type Output = ();
             fn visit<F: LockFamily>(self, _kind: LockKind) {
-                for &wl in Workload::ALL {
+                // pin-vm takes no lock: there is nothing for a broken lock to break.
+                for &wl in Workload::ALL.iter().filter(|&&w| w != Workload::PinVm) {
                     let s = Shared::<F>::new(wl, 1, Layout::Dense);
                     let cfg = WorkerConfig {
                         write_pct: 50,
@@ -1034,6 +1170,85 @@ mod tests {
         let c = SectionCheck::default();
         c.exclusive(Some((true, false)), || ());
         assert!(c.result().unwrap_err().contains("not held exclusively"));
+    }
+
+    fn one_worker(work: u32) -> Worker {
+        Worker::new(
+            0,
+            1,
+            WorkerConfig {
+                write_pct: 0,
+                work,
+                time_every: 1,
+                strategy: Strategy::Scan,
+            },
+        )
+    }
+
+    /// `--work` is the pin workloads' per-page work: with 5 steps per transaction, each of the
+    /// 10 transactions draws 5 more random numbers (the work's xorshift steps) than with none.
+    #[test]
+    fn work_applies_to_the_pin_workloads() {
+        for wl in [Workload::Pin, Workload::PinHeld, Workload::PinVm] {
+            let draws = |work| {
+                let s = Shared::<crate::locks::StdFamily>::new(wl, 1, Layout::Dense);
+                let mut w = one_worker(work);
+                let mut reference = one_worker(0);
+                if wl.holds_pin() {
+                    s.buffer.pin();
+                }
+                for _ in 0..10 {
+                    transaction(wl, &s, &mut w);
+                }
+                if wl.holds_pin() {
+                    s.buffer.unpin();
+                }
+                check(wl, &s, std::slice::from_ref(&w)).unwrap();
+                (0..10_000usize)
+                    .find(|_| {
+                        let found = reference.rng == w.rng;
+                        reference.rand();
+                        found
+                    })
+                    .expect("the worker's generator is the reference's, advanced")
+            };
+            // Without work the only draws are the timer's spacings (time_every 1: none) and
+            // the check countdown's.
+            let (none, some) = (draws(0), draws(5));
+            assert_eq!(some - none, 50, "{}", wl.name());
+        }
+    }
+
+    /// pin-vm counts its lock-free map reads, one per transaction, and takes no lock; the
+    /// check fails if the map word changed.
+    #[test]
+    fn pin_vm_reads_the_map_with_no_lock_and_is_checked() {
+        let s = Shared::<crate::locks::StdFamily>::new(Workload::PinVm, 1, Layout::Dense);
+        let mut w = one_worker(0);
+        for _ in 0..50 {
+            transaction(Workload::PinVm, &s, &mut w);
+        }
+        assert_eq!((w.bad_reads, w.ops, w.txns), (0, 0, 50));
+        check(Workload::PinVm, &s, std::slice::from_ref(&w)).unwrap();
+        w.ops += 1;
+        assert!(check(Workload::PinVm, &s, &[w]).is_err());
+    }
+
+    /// pgbench-write-status: STATUS_READS shared CLOG lookups per transaction besides the
+    /// three lock operations of pgbench-write, its own previous commit seen committed.
+    #[test]
+    fn pgbench_write_status_looks_up_recent_xids_under_the_clog_lock_shared() {
+        let wl = Workload::PgbenchWriteStatus;
+        let s = Shared::<crate::locks::StdFamily>::new(wl, 1, Layout::Dense);
+        let mut w = one_worker(0);
+        for _ in 0..100 {
+            transaction(wl, &s, &mut w);
+        }
+        assert_eq!(w.ops, 100 * (3 + STATUS_READS as u64));
+        assert_eq!(w.bad_reads, 0);
+        check(wl, &s, std::slice::from_ref(&w)).unwrap();
+        w.ops -= 1;
+        assert!(check(wl, &s, &[w]).is_err());
     }
 
     #[test]
