@@ -735,10 +735,10 @@ where
                 &format!("experiment file {}: {e}", path.display()),
             )
         });
-        crate::experiment::apply(
+        apply_experiment(
             &exp,
             &mut args,
-            crate::experiment::Given {
+            Given {
                 threads: given("threads"),
                 out: given("out"),
                 platform: given("platform"),
@@ -1095,6 +1095,70 @@ fn run(args: &Args, machine: &Machine) -> Result<(), String> {
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// Which `Args` fields the command line gave (the rest come from the file).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Given {
+    /// `--threads`.
+    pub threads: bool,
+    /// `--out`.
+    pub out: bool,
+    /// `--platform`.
+    pub platform: bool,
+    /// `--cores`.
+    pub cores: bool,
+}
+
+/// Turns an experiment into the sweep's arguments: workloads, locks, clients, work, layout
+/// and snapshot from the file; trials and trial lengths from the file unless the command line
+/// gave them; on the simulator the profile and cores from the file unless given.
+pub fn apply_experiment(exp: &crate::experiment::Experiment, args: &mut Args, given: Given) {
+    let f = &exp.file;
+    args.workload = exp.workloads.clone();
+    args.locks = exp.locks.iter().map(|&k| LockSel::One(k)).collect();
+    if !given.threads {
+        args.threads = vec![ThreadSpec(f.clients.clone())];
+    }
+    args.work = f.workload.work;
+    args.write_pct = f.workload.write_pct;
+    args.procs = f.workload.procs;
+    if !exp.layouts.is_empty() {
+        args.layout = vec![exp.layouts.clone()];
+    }
+    if !exp.strategies.is_empty() {
+        args.snapshot = vec![exp.strategies.clone()];
+    }
+    if args.trials.is_none() {
+        args.trials = Some(f.trials);
+    }
+    let lengths = match args.engine {
+        Engine::Sim => &f.sim,
+        Engine::Real => &f.real,
+    };
+    if let Some(l) = lengths {
+        if args.duration.is_none() {
+            args.duration = parse_duration(&l.duration).ok();
+        }
+        if args.warmup.is_none() {
+            args.warmup = l.warmup.as_deref().and_then(|w| parse_duration(w).ok());
+        }
+    }
+    if args.engine == Engine::Sim {
+        if !given.platform {
+            args.platform = Some(f.hardware.profile.clone());
+        }
+        if !given.cores {
+            args.cores = f.hardware.cores;
+        }
+    }
+    if !given.out {
+        let stem = exp
+            .path
+            .file_stem()
+            .map_or("experiment".into(), |s| s.to_string_lossy().into_owned());
+        args.out = PathBuf::from("results").join("experiments").join(stem);
+    }
 }
 
 #[cfg(test)]

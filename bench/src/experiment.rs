@@ -3,12 +3,10 @@
 //! An experiment file (TOML, `bench/experiments/*.toml`) names the thread, its hardware and the
 //! lwsim profile standing for it, the clients, the transaction shape and its work, the trials, the
 //! locks compared (each with the PostgreSQL version it stands for) and the thread's own figures.
-//! [`load`] parses and checks it (every error names its field); [`apply`] turns it into the
-//! [`Args`] of an ordinary sweep, so the usual files are written; [`write_table`] then writes
+//! [`load`] parses and checks it (every error names its field); `cli::apply_experiment` turns it
+//! into the arguments of an ordinary sweep, so the usual files are written; [`write_table`] then writes
 //! `experiment.md`: the seed's figures beside ours. The schema is in the guide, "Experiments".
 
-use crate::cli::Args;
-use lwharness::engine::Engine;
 use lwharness::parse::parse_duration;
 use lwharness::registry::LockKind;
 use lwharness::snapshot::{Layout, Strategy};
@@ -504,19 +502,6 @@ pub fn load(path: &Path) -> Result<Experiment, FieldError> {
     check(path, parse(&text)?)
 }
 
-/// Which `Args` fields the command line gave (the rest come from the file).
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Given {
-    /// `--threads`.
-    pub threads: bool,
-    /// `--out`.
-    pub out: bool,
-    /// `--platform`.
-    pub platform: bool,
-    /// `--cores`.
-    pub cores: bool,
-}
-
 /// The options an experiment file sets, which the command line may not give beside it.
 pub const FILE_OPTIONS: &[&str] = &[
     "workload",
@@ -527,58 +512,6 @@ pub const FILE_OPTIONS: &[&str] = &[
     "layout",
     "snapshot",
 ];
-
-/// Turns the experiment into the sweep's arguments: workloads, locks, clients, work, layout
-/// and snapshot from the file; trials and trial lengths from the file unless the command line
-/// gave them; on the simulator the profile and cores from the file unless given.
-pub fn apply(exp: &Experiment, args: &mut Args, given: Given) {
-    use crate::cli::{LockSel, ThreadSpec};
-    let f = &exp.file;
-    args.workload = exp.workloads.clone();
-    args.locks = exp.locks.iter().map(|&k| LockSel::One(k)).collect();
-    if !given.threads {
-        args.threads = vec![ThreadSpec(f.clients.clone())];
-    }
-    args.work = f.workload.work;
-    args.write_pct = f.workload.write_pct;
-    args.procs = f.workload.procs;
-    if !exp.layouts.is_empty() {
-        args.layout = vec![exp.layouts.clone()];
-    }
-    if !exp.strategies.is_empty() {
-        args.snapshot = vec![exp.strategies.clone()];
-    }
-    if args.trials.is_none() {
-        args.trials = Some(f.trials);
-    }
-    let lengths = match args.engine {
-        Engine::Sim => &f.sim,
-        Engine::Real => &f.real,
-    };
-    if let Some(l) = lengths {
-        if args.duration.is_none() {
-            args.duration = parse_duration(&l.duration).ok();
-        }
-        if args.warmup.is_none() {
-            args.warmup = l.warmup.as_deref().and_then(|w| parse_duration(w).ok());
-        }
-    }
-    if args.engine == Engine::Sim {
-        if !given.platform {
-            args.platform = Some(f.hardware.profile.clone());
-        }
-        if !given.cores {
-            args.cores = f.hardware.cores;
-        }
-    }
-    if !given.out {
-        let stem = exp
-            .path
-            .file_stem()
-            .map_or("experiment".into(), |s| s.to_string_lossy().into_owned());
-        args.out = PathBuf::from("results").join("experiments").join(stem);
-    }
-}
 
 /// One point of ours, from `points.csv`.
 #[derive(Debug, Clone)]
