@@ -12,10 +12,11 @@
 //! * [`StdLocked`] wraps `std::sync::RwLock` (which has no raw interface) at closure level.
 //! * The flexlock adapter (`crate::flex`) forwards `group` to `flexlock::GroupLock::group_keyed`
 //!   of any group lock (with the CLOG page as the key, which only `ClogGroupLock` reads).
-//! * [`SplitFamily`] gives one PostgreSQL lock its own type: the CLOG lock (tranche XactSLRU)
-//!   from one family, every other lock of the workload from another, so that a baseline can be
-//!   a release of PostgreSQL where the locks of one transaction were of different designs
-//!   (9.6's ProcArrayLock with group clear beside a CLogControlLock taken directly).
+//! * [`SplitFamily`] gives each PostgreSQL lock its own type: ProcArrayLock from one family, the
+//!   CLOG lock (tranche XactSLRU) from a second, every other lock of the workload from a third,
+//!   so that a baseline can be a release of PostgreSQL where the locks of one transaction were
+//!   of different designs (9.6's ProcArrayLock with group clear beside a CLogControlLock taken
+//!   directly; the 2011 FlexLock patch, which changed ProcArrayLock only).
 
 use lwlock::{Mode, RawAtomicLwLock, RawLwLock, RawLwLockVar, Tranche};
 use std::cell::UnsafeCell;
@@ -307,81 +308,87 @@ impl<L: RawLwLock + 'static> LockFamily for RawFamily<L> {
     }
 }
 
-/// Two families in one workload: the CLOG lock (the lock created with tranche
-/// [`Tranche::XACT_SLRU`]: CLogControlLock, later the XactSLRU bank locks) from `C`, every other
-/// lock (ProcArrayLock, the buffer content lock, the null workloads' lock) from `P`.
+/// Each PostgreSQL lock of a workload of its own family: ProcArrayLock (the lock created with
+/// tranche [`Tranche::PROC_ARRAY`]) from `P`, the CLOG lock ([`Tranche::XACT_SLRU`]:
+/// CLogControlLock, later the XactSLRU bank locks) from `C`, every other lock (the buffer
+/// mapping, header and content locks, the lock-manager partitions, the null workloads' lock)
+/// from `R`, by default `P`'s.
 ///
 /// The choice is made when the lock is created, by its tranche, the name PostgreSQL gives a
-/// lock. Each operation then matches on which of the two it is: one predictable branch on a
+/// lock. Each operation then matches on which of the three it is: one predictable branch on a
 /// word the lock does not share with other threads' writes (a plain load that the simulator
 /// does not charge), beside the lock's own atomics.
 #[derive(Debug)]
-pub struct SplitFamily<P, C>(std::marker::PhantomData<(P, C)>);
+pub struct SplitFamily<P, C, R = P>(std::marker::PhantomData<(P, C, R)>);
 
-impl<P: LockFamily, C: LockFamily> LockFamily for SplitFamily<P, C> {
-    type Lock<T: Send + Sync + 'static> = SplitLocked<P, C, T>;
+impl<P: LockFamily, C: LockFamily, R: LockFamily> LockFamily for SplitFamily<P, C, R> {
+    type Lock<T: Send + Sync + 'static> = SplitLocked<P, C, R, T>;
 }
 
-/// A lock of [`SplitFamily`]: `P`'s lock, or `C`'s for the CLOG tranche.
-pub enum SplitLocked<P: LockFamily, C: LockFamily, T: Send + Sync + 'static> {
-    /// Every lock but the CLOG's: `P`'s.
-    Main(P::Lock<T>),
+/// A lock of [`SplitFamily`]: `P`'s for ProcArrayLock, `C`'s for the CLOG lock, `R`'s for the
+/// rest.
+pub enum SplitLocked<P: LockFamily, C: LockFamily, R: LockFamily, T: Send + Sync + 'static> {
+    /// ProcArrayLock: `P`'s.
+    ProcArray(P::Lock<T>),
     /// The CLOG lock: `C`'s.
     Clog(C::Lock<T>),
+    /// Every other lock: `R`'s.
+    Rest(R::Lock<T>),
 }
 
-impl<P: LockFamily, C: LockFamily, T: Send + Sync + 'static> std::fmt::Debug
-    for SplitLocked<P, C, T>
+impl<P: LockFamily, C: LockFamily, R: LockFamily, T: Send + Sync + 'static> std::fmt::Debug
+    for SplitLocked<P, C, R, T>
 {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            SplitLocked::Main(_) => "SplitLocked::Main",
+            SplitLocked::ProcArray(_) => "SplitLocked::ProcArray",
             SplitLocked::Clog(_) => "SplitLocked::Clog",
+            SplitLocked::Rest(_) => "SplitLocked::Rest",
         })
     }
 }
 
-impl<P: LockFamily, C: LockFamily, T: Send + Sync + 'static> BenchLock<T> for SplitLocked<P, C, T> {
+/// `$l.$call` on whichever lock `$self` holds.
+macro_rules! split {
+    ($self:expr, $l:ident => $e:expr) => {
+        match $self {
+            SplitLocked::ProcArray($l) => $e,
+            SplitLocked::Clog($l) => $e,
+            SplitLocked::Rest($l) => $e,
+        }
+    };
+}
+
+impl<P: LockFamily, C: LockFamily, R: LockFamily, T: Send + Sync + 'static> BenchLock<T>
+    for SplitLocked<P, C, R, T>
+{
     fn new(data: T, tranche: Tranche) -> Self {
-        if tranche == Tranche::XACT_SLRU {
+        if tranche == Tranche::PROC_ARRAY {
+            SplitLocked::ProcArray(P::Lock::new(data, tranche))
+        } else if tranche == Tranche::XACT_SLRU {
             SplitLocked::Clog(C::Lock::new(data, tranche))
         } else {
-            SplitLocked::Main(P::Lock::new(data, tranche))
+            SplitLocked::Rest(R::Lock::new(data, tranche))
         }
     }
     #[inline]
-    fn shared<R>(&self, f: impl FnOnce(&T) -> R) -> R {
-        match self {
-            SplitLocked::Main(l) => l.shared(f),
-            SplitLocked::Clog(l) => l.shared(f),
-        }
+    fn shared<Res>(&self, f: impl FnOnce(&T) -> Res) -> Res {
+        split!(self, l => l.shared(f))
     }
     #[inline]
-    fn exclusive<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
-        match self {
-            SplitLocked::Main(l) => l.exclusive(f),
-            SplitLocked::Clog(l) => l.exclusive(f),
-        }
+    fn exclusive<Res>(&self, f: impl FnOnce(&mut T) -> Res) -> Res {
+        split!(self, l => l.exclusive(f))
     }
     #[inline]
-    fn group<R: Send>(&self, key: u64, f: impl FnOnce(&mut T) -> R + Send) -> R {
-        match self {
-            SplitLocked::Main(l) => l.group(key, f),
-            SplitLocked::Clog(l) => l.group(key, f),
-        }
+    fn group<Res: Send>(&self, key: u64, f: impl FnOnce(&mut T) -> Res + Send) -> Res {
+        split!(self, l => l.group(key, f))
     }
     fn counters(&self) -> LockCounters {
-        match self {
-            SplitLocked::Main(l) => l.counters(),
-            SplitLocked::Clog(l) => l.counters(),
-        }
+        split!(self, l => l.counters())
     }
     #[inline]
     fn held(&self) -> Option<(bool, bool)> {
-        match self {
-            SplitLocked::Main(l) => l.held(),
-            SplitLocked::Clog(l) => l.held(),
-        }
+        split!(self, l => l.held())
     }
 }
 
@@ -397,15 +404,18 @@ impl LockFamily for StdFamily {
 mod tests {
     use super::*;
 
-    /// The CLOG tranche's lock comes from the second family, every other lock from the first;
-    /// both work (a group operation, a panic inside a section) through the split.
+    /// ProcArrayLock comes from the first family, the CLOG tranche's lock from the second, every
+    /// other lock from the third; each works (a group operation, a panic inside a section)
+    /// through the split.
     #[test]
-    fn a_split_family_takes_the_clog_lock_from_its_second_family() {
-        type Split = SplitFamily<StdFamily, RawFamily<RawAtomicLwLock>>;
-        let clog = <Split as LockFamily>::Lock::<u64>::new(0, Tranche::XACT_SLRU);
+    fn a_split_family_takes_each_postgresql_lock_from_its_own_family() {
+        type Split = SplitFamily<StdFamily, RawFamily<RawAtomicLwLock>, RawFamily<RawAtomicLwLock>>;
         let procs = <Split as LockFamily>::Lock::<u64>::new(0, Tranche::PROC_ARRAY);
+        let clog = <Split as LockFamily>::Lock::<u64>::new(0, Tranche::XACT_SLRU);
+        let rest = <Split as LockFamily>::Lock::<u64>::new(0, Tranche::BUFFER_CONTENT);
+        assert!(matches!(procs, SplitLocked::ProcArray(_)), "{procs:?}");
         assert!(matches!(clog, SplitLocked::Clog(_)), "{clog:?}");
-        assert!(matches!(procs, SplitLocked::Main(_)), "{procs:?}");
+        assert!(matches!(rest, SplitLocked::Rest(_)), "{rest:?}");
         // std cannot say whether it is held; the atomic LWLock can.
         assert_eq!(procs.held(), None);
         assert_eq!(clog.held(), Some((false, false)));
@@ -413,7 +423,7 @@ mod tests {
             *v += 1;
             assert_eq!(clog.held(), Some((true, true)));
         });
-        for l in [&clog, &procs] {
+        for l in [&clog, &procs, &rest] {
             l.group(3, |v| *v += 10);
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 l.exclusive(|_| panic!("boom"))
@@ -422,6 +432,14 @@ mod tests {
         }
         assert_eq!(clog.shared(|v| *v), 11);
         assert_eq!(procs.shared(|v| *v), 10);
+        assert_eq!(rest.shared(|v| *v), 10);
+        // The default third family is the first's.
+        let other =
+            <SplitFamily<StdFamily, RawFamily<RawAtomicLwLock>> as LockFamily>::Lock::<u64>::new(
+                0,
+                Tranche::DEFAULT,
+            );
+        assert!(matches!(other, SplitLocked::Rest(_)) && other.held().is_none());
     }
 
     #[test]

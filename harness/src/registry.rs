@@ -24,6 +24,18 @@ use flexlock::{Policy, DEFAULT_MAX_GROUP};
 use lwlock::{RawAtomicLwLock, RawClassicLwLock};
 use std::any::{Any, TypeId};
 
+/// `group-clear` (9.6 and 10): ProcArrayLock with the group clear (`clog-group`'s, keyed by 0),
+/// the CLOG lock and every other lock the atomic LWLock taken directly.
+pub type GroupClearFamily =
+    SplitFamily<ClogGroupFamily, RawFamily<RawAtomicLwLock>, RawFamily<RawAtomicLwLock>>;
+/// `flexlock-2011`: the 2011 FlexLock patch as posted, which made ProcArrayLock a FlexLock (its
+/// last-releaser design) over the 9.2 spinlock LWLock and left every other lock as it was.
+pub type Flexlock2011Family = SplitFamily<
+    FlexReleaserClassicFamily,
+    RawFamily<RawClassicLwLock>,
+    RawFamily<RawClassicLwLock>,
+>;
+
 /// Group bound of the group locks over the atomic LWLock under torture: small, so that servers
 /// hand the rest of a chain over even at a few threads per lock.
 pub const TORTURE_SMALL_GROUP: usize = 2;
@@ -203,11 +215,17 @@ registry! {
         torture_all: true, torture_desc: "FlexLock<classic> LastReleaser, group bound 64",
         "FlexLock over the classic LWLock (9.2, as the 2011 patch), last releaser";
     GroupClear => "group-clear",
-        family: [SplitFamily<ClogGroupFamily, RawFamily<RawAtomicLwLock>>], project: true,
-        applies: Explicit,
-        torture(v): v.closure::<SplitFamily<ClogGroupFamily, RawFamily<RawAtomicLwLock>>>(),
+        family: [GroupClearFamily],
+        project: true, applies: Explicit,
+        torture(v): v.closure::<GroupClearFamily>(),
         torture_all: false, torture_desc: "group clear + direct CLOG lock, closure level",
-        "9.6-10: ProcArrayLock with group clear (clog-group's), CLOG lock direct (atomic)";
+        "9.6-10: ProcArrayLock with group clear (clog-group's), CLOG and other locks atomic";
+    Flexlock2011 => "flexlock-2011",
+        family: [Flexlock2011Family],
+        project: true, applies: Explicit,
+        torture(v): v.closure::<Flexlock2011Family>(),
+        torture_all: false, torture_desc: "2011 FlexLock ProcArrayLock + classic rest, closure level",
+        "the 2011 patch as posted: ProcArrayLock a last-releaser FlexLock, every other lock classic";
     ReaderBias => "reader-bias", family: [RawFamily<lwlock::RawReaderBiasLwLock>],
         project: true, applies: All,
         torture(v): <RawFamily<lwlock::RawReaderBiasLwLock> as LockFamily>::torture(v),
