@@ -11,6 +11,7 @@ use crate::report::{PointRow, Variant};
 use lwharness::registry::LockKind;
 use lwharness::snapshot::{Layout, Strategy};
 use lwharness::workload::Workload;
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -450,6 +451,54 @@ pub fn stdout_tables(
     s
 }
 
+/// A rate axis' scale for its largest value `top`: the divisor and the label's prefix.
+fn rate_scale(top: f64) -> (f64, &'static str) {
+    if top >= 1e6 {
+        (1e6, "million ")
+    } else if top >= 1e3 {
+        (1e3, "thousand ")
+    } else {
+        (1.0, "")
+    }
+}
+
+/// A log₂ axis' tick label: powers of two only (the log axis puts its ticks there).
+fn pow2_label(x: &f64) -> String {
+    let r = x.round();
+    if r >= 1.0 && (x - r).abs() < 1e-6 {
+        format!("{r}")
+    } else {
+        String::new()
+    }
+}
+
+/// The legend right of the plot, from its top left `(x0, y)`: per entry a line sample (two
+/// dashes for `dashed`) in its colour and its label, one entry every 18 pixels.
+fn draw_legend(
+    root: &DrawingArea<SVGBackend<'_>, Shift>,
+    (x0, mut y): (i32, i32),
+    legend: Vec<(String, RGBAColor, bool)>,
+) -> Result<(), DrawingAreaErrorKind<std::io::Error>> {
+    for (label, color, dashed) in legend {
+        let style = color.stroke_width(2);
+        let segs = if dashed {
+            vec![vec![(x0, y), (x0 + 8, y)], vec![(x0 + 12, y), (x0 + 20, y)]]
+        } else {
+            vec![vec![(x0, y), (x0 + 20, y)]]
+        };
+        for seg in segs {
+            root.draw(&PathElement::new(seg, style))?;
+        }
+        root.draw(&Text::new(
+            label,
+            (x0 + 26, y - 6),
+            ("sans-serif", 13).into_font().color(&BLACK),
+        ))?;
+        y += 18;
+    }
+    Ok(())
+}
+
 /// The workload's rate against threads (log₂ x axis), one line per lock through the medians,
 /// error bars from the slowest to the fastest trial, bimodal points ringed in red, and a vertical
 /// mark at the machine's `cores`.
@@ -471,13 +520,7 @@ pub fn plot(
         .map(|p| p.max_txn_per_sec)
         .fold(0.0, f64::max)
         .max(1.0);
-    let (scale, prefix) = if top >= 1e6 {
-        (1e6, "million ")
-    } else if top >= 1e3 {
-        (1e3, "thousand ")
-    } else {
-        (1.0, "")
-    };
+    let (scale, prefix) = rate_scale(top);
     let ymax = top / scale * 1.1;
     let trials = g.pts.iter().map(|p| p.trials).max().unwrap_or(0);
     let cores_on_axis = (1.0..=tmax * 1.18).contains(&(cores as f64));
@@ -510,15 +553,7 @@ pub fn plot(
         .x_desc("threads")
         .y_desc(format!("{prefix}{}", u.rate_long))
         .x_labels(16)
-        .x_label_formatter(&|x| {
-            // Powers of two only (the log axis puts its ticks there).
-            let r = x.round();
-            if r >= 1.0 && (x - r).abs() < 1e-6 {
-                format!("{r}")
-            } else {
-                String::new()
-            }
-        })
+        .x_label_formatter(&pow2_label)
         .draw()
         .map_err(|x| e(&x))?;
     // The legend, drawn right of the plot so that it hides no line: (label, colour, dashed).
@@ -593,26 +628,7 @@ pub fn plot(
         .map_err(|x| e(&x))?;
     }
     let (xs, ys) = ch.plotting_area().get_pixel_range();
-    let (x0, mut y) = (xs.end + 16, ys.start + 8);
-    for (label, color, dashed) in legend {
-        let style = color.stroke_width(2);
-        let samples = if dashed {
-            vec![vec![(x0, y), (x0 + 8, y)], vec![(x0 + 12, y), (x0 + 20, y)]]
-        } else {
-            vec![vec![(x0, y), (x0 + 20, y)]]
-        };
-        for seg in samples {
-            root.draw(&PathElement::new(seg, style))
-                .map_err(|x| e(&x))?;
-        }
-        root.draw(&Text::new(
-            label,
-            (x0 + 26, y - 6),
-            ("sans-serif", 13).into_font().color(&BLACK),
-        ))
-        .map_err(|x| e(&x))?;
-        y += 18;
-    }
+    draw_legend(&root, (xs.end + 16, ys.start + 8), legend).map_err(|x| e(&x))?;
     root.present().map_err(|x| e(&x))?;
     Ok(())
 }
@@ -644,13 +660,7 @@ pub fn plot_versus(
     if series.iter().all(|s| s.points.is_empty()) {
         return Ok(());
     }
-    let (scale, prefix) = if top >= 1e6 {
-        (1e6, "million ")
-    } else if top >= 1e3 {
-        (1e3, "thousand ")
-    } else {
-        (1.0, "")
-    };
+    let (scale, prefix) = rate_scale(top);
     let ymax = top / scale * 1.1;
     let root = SVGBackend::new(path, (1000, 540)).into_drawing_area();
     let e = |e: &dyn std::fmt::Display| format!("plot {}: {e}", path.display());
@@ -667,14 +677,7 @@ pub fn plot_versus(
         .x_desc("clients")
         .y_desc(format!("{prefix}{y_desc}"))
         .x_labels(16)
-        .x_label_formatter(&|x| {
-            let r = x.round();
-            if r >= 1.0 && (x - r).abs() < 1e-6 {
-                format!("{r}")
-            } else {
-                String::new()
-            }
-        })
+        .x_label_formatter(&pow2_label)
         .draw()
         .map_err(|x| e(&x))?;
     let mut legend = Vec::new();
@@ -726,26 +729,7 @@ pub fn plot_versus(
         legend.push((s.label.clone(), color, s.published));
     }
     let (xs, ys) = ch.plotting_area().get_pixel_range();
-    let (x0, mut y) = (xs.end + 16, ys.start + 8);
-    for (label, color, dashed) in legend {
-        let style = color.stroke_width(2);
-        let segs = if dashed {
-            vec![vec![(x0, y), (x0 + 8, y)], vec![(x0 + 12, y), (x0 + 20, y)]]
-        } else {
-            vec![vec![(x0, y), (x0 + 20, y)]]
-        };
-        for seg in segs {
-            root.draw(&PathElement::new(seg, style))
-                .map_err(|x| e(&x))?;
-        }
-        root.draw(&Text::new(
-            label,
-            (x0 + 26, y - 6),
-            ("sans-serif", 13).into_font().color(&BLACK),
-        ))
-        .map_err(|x| e(&x))?;
-        y += 18;
-    }
+    draw_legend(&root, (xs.end + 16, ys.start + 8), legend).map_err(|x| e(&x))?;
     root.present().map_err(|x| e(&x))?;
     Ok(())
 }
