@@ -225,12 +225,13 @@ mod mutants {
         );
     }
 
-    /// A woken waiter that never re-enables wakeups leaves the next sleeper asleep.
+    /// Wake passes that inhibit wakeups under a policy whose woken waiters never re-enable
+    /// them leave the next sleeper asleep.
     #[test]
-    fn mutant_adaptive_no_release_ok_reset() {
+    fn mutant_adaptive_throttle_without_reset() {
         expect_caught(
             "adaptive_no_lost_wakeup",
-            "adaptive_no_release_ok_reset",
+            "adaptive_throttle_without_reset",
             Failure::Deadlock,
             T,
         );
