@@ -38,8 +38,8 @@
 //!   with newcomers (barging, as PostgreSQL's) with one attempt; when it loses it queues again
 //!   (at the tail, except a writer past its bound: below). Its spin phase runs again first, but
 //!   returns at once while `HAS_WAITERS` is set, i.e. whenever others are still queued.
-//! * **Starvation bound (writers)**: a queued writer sleeps with a deadline 250 µs after its
-//!   first failed attempt. When it passes and the writer is still queued, it takes `HANDOFF` and
+//! * **Starvation bound (writers)**: a queued writer sleeps with a deadline 250 µs after it
+//!   first queued (after its first spin: a spin that wins reads no clock). When it passes and the writer is still queued, it takes `HANDOFF` and
 //!   moves to the front (invariant 7), **unless another waiter owns the bit or an exclusive
 //!   waiter is queued ahead of it**; then it sleeps on, untimed, until a wake pass picks it. A
 //!   writer past its bound that is woken and loses re-queues at the front, taking `HANDOFF` if
@@ -104,7 +104,7 @@ enum Bound {
 /// * A writer behind readers queues at once with the handoff bit (new readers wait behind it;
 ///   not if an exclusive waiter is queued) and spins for the readers to drain before it sleeps.
 /// * A reader behind a writer spins the same way, then queues. Readers have no bound.
-/// * Starvation bound: a writer still queued 250 µs after its first failed attempt takes the
+/// * Starvation bound: a writer still queued 250 µs after it first queued takes the
 ///   handoff bit unless another owns it or a writer is queued ahead of it; nobody takes the bit
 ///   or the front ahead of a queued writer, so its wait past the bound is bounded by the waiters
 ///   ahead of it (module docs).
@@ -218,22 +218,34 @@ impl<P: Policy> AtomicLwLock<P> {
     }
 
     /// The spinning policies' acquire after a failed attempt: spin; queue, re-check, sleep (with
-    /// the writer's bound); when woken, re-enable wakeups, attempt, and run the spin phase again
-    /// before queueing again (parking_lot's `SpinWait::reset` after a park; it returns at once
-    /// while others are queued). `LWLockAcquire`'s loop
+    /// the writer's bound); when woken, re-enable wakeups (a throttling policy only), attempt,
+    /// and run the spin phase again before queueing again (parking_lot's `SpinWait::reset` after
+    /// a park; it returns at once while others are queued). `LWLockAcquire`'s loop
     /// with a spin phase in front of each queueing (PostgreSQL has none) and the handoff of
     /// [`Handoff`](super::Handoff) at the bound. Returns whether it got the lock without
     /// sleeping.
     #[cold]
     #[inline(never)]
     pub(super) fn acquire_adaptive(&self, want: Want) -> bool {
+        // The first spin comes before any setup: a spin that wins needs no wait record and reads
+        // no clock (a clock read per contended acquire costs about what a short section does).
+        if self.spin_acquire(want) {
+            return true;
+        }
+        self.acquire_adaptive_queue(want)
+    }
+
+    /// [`acquire_adaptive`](Self::acquire_adaptive) after its first spin failed.
+    #[cold]
+    #[inline(never)]
+    fn acquire_adaptive_queue(&self, want: Want) -> bool {
         let me = Proc::current();
         let wait_mode = match want {
             Want::Exclusive => lw_mode::EXCLUSIVE,
             Want::Upgradable => lw_mode::UPGRADABLE,
             Want::Shared | Want::Recursive => lw_mode::SHARED,
         };
-        // The bound runs from the first failed attempt, across sleeps.
+        // The bound runs from the first queueing, across sleeps.
         let mut bound =
             (want == Want::Exclusive).then(|| sync::clock_nanos().saturating_add(P::BOUND_NANOS));
         let mut token = false;
@@ -243,9 +255,11 @@ impl<P: Policy> AtomicLwLock<P> {
         let mut slept = false;
         let mut extra = 0;
         let event = WaitEvent::lwlock(Tranche::from_id(self.tranche));
+        // The first spin ran in `acquire_adaptive`.
+        let mut spun = true;
         loop {
             // The handoff owner never spins: it is first in line and the bit keeps others out.
-            if !token && self.spin_acquire(want) {
+            if !token && !std::mem::take(&mut spun) && self.spin_acquire(want) {
                 break;
             }
             let crit = CritSection::start("atomic LWLock: queued on the wait list");
