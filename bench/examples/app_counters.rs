@@ -8,8 +8,9 @@
 //! * `rwlock-write`: an `RwLock<Vec<u64>>`, every operation a write;
 //! * `rwlock-50r`: the same lock, half the operations reads of one counter.
 //!
-//! Each scenario runs lwlock's defaults (`lwlock::Mutex`, `lwlock::RwLock`), the adaptive
-//! policy (`AtomicLwMutex<Adaptive>`, `RawAdaptiveLwLock`), parking_lot 0.12 and std, in one run;
+//! Each scenario runs lwlock's defaults (`lwlock::Mutex`, `lwlock::RwLock`: the adaptive
+//! policy), the previous defaults (`lwlock::HandoffMutex`, `lwlock::TaskFairRwLock`),
+//! parking_lot 0.12 and std, in one run;
 //! the table gives operations per second (median of the trials) and each cell's ratio to
 //! parking_lot. After each trial the counters' sum must equal the writes counted, or the
 //! program exits 1.
@@ -20,7 +21,6 @@
 //! ```
 //! A bad argument exits 2 with a message naming it.
 
-use lwlock::lock_api;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
@@ -99,12 +99,14 @@ macro_rules! rwlock_counters {
     };
 }
 
-type AdaptiveMutex<T> = lock_api::Mutex<lwlock::AtomicLwMutex<lwlock::Adaptive>, T>;
-type AdaptiveRwLock<T> = lock_api::RwLock<lwlock::RawAdaptiveLwLock, T>;
-
 mutex_counters!(LwMutex, "lwlock::Mutex", lwlock::Mutex<Vec<u64>>, |m| m
     .lock());
-mutex_counters!(AdMutex, "adaptive", AdaptiveMutex<Vec<u64>>, |m| m.lock());
+mutex_counters!(
+    PrevMutex,
+    "lwlock::HandoffMutex",
+    lwlock::HandoffMutex<Vec<u64>>,
+    |m| m.lock()
+);
 mutex_counters!(PlMutex, "parking_lot", parking_lot::Mutex<Vec<u64>>, |m| m
     .lock());
 mutex_counters!(StdMutex, "std", std::sync::Mutex<Vec<u64>>, |m| m
@@ -118,9 +120,9 @@ rwlock_counters!(
     l.write()
 );
 rwlock_counters!(
-    AdRw,
-    "adaptive",
-    AdaptiveRwLock<Vec<u64>>,
+    PrevRw,
+    "lwlock::TaskFairRwLock",
+    lwlock::TaskFairRwLock<Vec<u64>>,
     |l| l.read(),
     l.write()
 );
@@ -372,8 +374,13 @@ fn main() {
     );
     for &sc in &o.scenarios {
         let names: [&str; 4] = match sc {
-            Scenario::Mutex => [LwMutex::NAME, AdMutex::NAME, PlMutex::NAME, StdMutex::NAME],
-            _ => [LwRw::NAME, AdRw::NAME, PlRw::NAME, StdRw::NAME],
+            Scenario::Mutex => [
+                LwMutex::NAME,
+                PrevMutex::NAME,
+                PlMutex::NAME,
+                StdMutex::NAME,
+            ],
+            _ => [LwRw::NAME, PrevRw::NAME, PlRw::NAME, StdRw::NAME],
         };
         println!("\n{}", sc.name());
         print!("{:>7}", "threads");
@@ -383,8 +390,8 @@ fn main() {
         println!();
         for &t in &o.threads {
             let r = match sc {
-                Scenario::Mutex => row::<LwMutex, AdMutex, PlMutex, StdMutex>(t, &o, 0),
-                _ => row::<LwRw, AdRw, PlRw, StdRw>(t, &o, sc.read_pct()),
+                Scenario::Mutex => row::<LwMutex, PrevMutex, PlMutex, StdMutex>(t, &o, 0),
+                _ => row::<LwRw, PrevRw, PlRw, StdRw>(t, &o, sc.read_pct()),
             };
             print!("{t:>7}");
             for v in r {

@@ -556,6 +556,19 @@ fn sweep_flex_leader_taskfair() {
     assert!(cases > 0 && injected > 0);
 }
 
+/// The drop-in types' policy (`RawAdaptiveLwLock`: spinning, no wake throttle, the bound).
+#[test]
+fn sweep_flex_leader_adaptive() {
+    let (cases, injected) = sweep::<Flex<false, lwlock::RawAdaptiveLwLock, DEF>>();
+    assert!(cases > 0 && injected > 0);
+}
+
+#[test]
+fn sweep_flex_last_releaser_adaptive() {
+    let (cases, injected) = sweep::<Flex<true, lwlock::RawAdaptiveLwLock, DEF>>();
+    assert!(cases > 0 && injected > 0);
+}
+
 #[test]
 fn sweep_clog_group() {
     let (cases, injected) = sweep::<Clog<DEF>>();

@@ -181,9 +181,9 @@ registry! {
         torture_all: false, torture_desc: "RawAdaptiveLwLock, raw trait",
         "atomic-state LWLock, bounded adaptive spinning then the handoff bound";
     RwLock => "rwlock", family: [], project: true, applies: Never,
-        torture(v): v.drop_in(lwlock::RawTaskFairLwLock::new_in), torture_all: true,
+        torture(v): v.drop_in(lwlock::RawRwLock::new_in), torture_all: true,
         torture_desc: "lwlock::RwLock<T> guards",
-        "the drop-in lwlock::RwLock (task-fair), through its lock_api guards";
+        "the drop-in lwlock::RwLock (the adaptive policy), through its lock_api guards";
     BargingRwLock => "barging-rwlock", family: [], project: true, applies: Never,
         torture(v): v.drop_in(RawAtomicLwLock::new_in), torture_all: true,
         torture_desc: "lwlock::BargingRwLock<T> guards",

@@ -1,6 +1,6 @@
 //! Uncontended shared and exclusive acquire+release for every lock of the trait, the drop-in
-//! guards (`lwlock::RwLock`, task-fair; `lwlock::BargingRwLock`, PostgreSQL's), with
-//! parking_lot's and std's `RwLock` as baselines.
+//! guards (`lwlock::RwLock`, the adaptive policy; `lwlock::BargingRwLock`, PostgreSQL's), with
+//! parking_lot's and std's `RwLock` as baselines, and `lwlock::Mutex` beside `parking_lot::Mutex`.
 //!
 //! `cargo bench -p lwlock --bench uncontended` (a 2 s window per function; the command line's
 //! `--measurement-time S` overrides it: the window is configured in `criterion_group!`, which
@@ -94,6 +94,14 @@ fn baselines(c: &mut Criterion) {
     });
     g.bench_function("exclusive/parking_lot::RwLock", |b| {
         b.iter(|| drop(black_box(&pl).write()))
+    });
+    let mutex = lwlock::Mutex::new(0u64);
+    let pl_mutex = parking_lot::Mutex::new(0u64);
+    g.bench_function("exclusive/lwlock::Mutex", |b| {
+        b.iter(|| drop(black_box(&mutex).lock()))
+    });
+    g.bench_function("exclusive/parking_lot::Mutex", |b| {
+        b.iter(|| drop(black_box(&pl_mutex).lock()))
     });
     g.bench_function("shared/std::sync::RwLock", |b| {
         b.iter(|| drop(black_box(&std_lock).read().unwrap()))

@@ -2,7 +2,9 @@
 //! `HashMap` behind a reader-writer lock as fast as they can, and one writer inserts a key every
 //! 5 ms, for 2 seconds. Run with each lock:
 //!
-//! * `lwlock::RwLock` (the default, task-fair: a queued writer blocks new readers at once),
+//! * `lwlock::RwLock` (the default, the adaptive policy: a writer behind readers takes the
+//!   handoff as it queues, so new readers queue behind it, and spins for the readers to drain),
+//! * `lwlock::TaskFairRwLock` (task-fair: a queued writer blocks new readers at once),
 //! * `lwlock::HandoffRwLock` (readers barge until a writer has waited 250 µs),
 //! * `lwlock::BargingRwLock` (PostgreSQL's policy: readers barge past a queued writer),
 //! * `parking_lot::RwLock` (eventual fairness).
@@ -144,9 +146,9 @@ fn main() {
         cfg.readers, cfg.every, cfg.seconds
     );
     let results = [
-        run::<lwlock::RawTaskFairLwLock>("lwlock::RwLock (task-fair)", cfg),
+        run::<lwlock::RawRwLock>("lwlock::RwLock (adaptive)", cfg),
+        run::<lwlock::RawTaskFairLwLock>("lwlock::TaskFairRwLock", cfg),
         run::<lwlock::RawHandoffLwLock>("lwlock::HandoffRwLock", cfg),
-        run::<lwlock::RawAdaptiveLwLock>("RawAdaptiveLwLock", cfg),
         run::<lwlock::RawAtomicLwLock>("lwlock::BargingRwLock", cfg),
         run::<parking_lot::RawRwLock>("parking_lot::RwLock", cfg),
     ];

@@ -469,30 +469,32 @@ where
     }
 }
 
-use crate::{RawBargingMutex, RawMutex, RawTaskFairLwLock, RawThreadId};
+use crate::{RawBargingMutex, RawMutex, RawRwLock, RawThreadId};
 
-/// [`crate::RwLock`] over lock_api 0.5 (task-fair, like the 0.4 one).
-pub type RwLock<T> = l5::RwLock<RawTaskFairLwLock, T>;
+/// [`crate::RwLock`] over lock_api 0.5 (the adaptive policy, like the 0.4 one).
+pub type RwLock<T> = l5::RwLock<RawRwLock, T>;
 /// Shared guard of [`RwLock`].
-pub type RwLockReadGuard<'a, T> = l5::RwLockReadGuard<'a, RawTaskFairLwLock, T>;
+pub type RwLockReadGuard<'a, T> = l5::RwLockReadGuard<'a, RawRwLock, T>;
 /// Exclusive guard of [`RwLock`].
-pub type RwLockWriteGuard<'a, T> = l5::RwLockWriteGuard<'a, RawTaskFairLwLock, T>;
+pub type RwLockWriteGuard<'a, T> = l5::RwLockWriteGuard<'a, RawRwLock, T>;
 /// Upgradable guard of [`RwLock`].
-pub type RwLockUpgradableReadGuard<'a, T> = l5::RwLockUpgradableReadGuard<'a, RawTaskFairLwLock, T>;
+pub type RwLockUpgradableReadGuard<'a, T> = l5::RwLockUpgradableReadGuard<'a, RawRwLock, T>;
 /// A mapped shared guard of [`RwLock`].
-pub type MappedRwLockReadGuard<'a, T> = l5::MappedRwLockReadGuard<'a, RawTaskFairLwLock, T>;
+pub type MappedRwLockReadGuard<'a, T> = l5::MappedRwLockReadGuard<'a, RawRwLock, T>;
 /// A mapped exclusive guard of [`RwLock`].
-pub type MappedRwLockWriteGuard<'a, T> = l5::MappedRwLockWriteGuard<'a, RawTaskFairLwLock, T>;
+pub type MappedRwLockWriteGuard<'a, T> = l5::MappedRwLockWriteGuard<'a, RawRwLock, T>;
 /// Arc-owning guards of [`RwLock`] (feature `arc_lock`).
 #[cfg(feature = "arc_lock")]
-pub type ArcRwLockReadGuard<T> = l5::ArcRwLockReadGuard<RawTaskFairLwLock, T>;
+pub type ArcRwLockReadGuard<T> = l5::ArcRwLockReadGuard<RawRwLock, T>;
 /// Arc-owning exclusive guard of [`RwLock`] (feature `arc_lock`).
 #[cfg(feature = "arc_lock")]
-pub type ArcRwLockWriteGuard<T> = l5::ArcRwLockWriteGuard<RawTaskFairLwLock, T>;
+pub type ArcRwLockWriteGuard<T> = l5::ArcRwLockWriteGuard<RawRwLock, T>;
 /// Arc-owning upgradable guard of [`RwLock`] (feature `arc_lock`).
 #[cfg(feature = "arc_lock")]
-pub type ArcRwLockUpgradableReadGuard<T> = l5::ArcRwLockUpgradableReadGuard<RawTaskFairLwLock, T>;
+pub type ArcRwLockUpgradableReadGuard<T> = l5::ArcRwLockUpgradableReadGuard<RawRwLock, T>;
 
+/// [`crate::TaskFairRwLock`] over lock_api 0.5.
+pub type TaskFairRwLock<T> = l5::RwLock<crate::RawTaskFairLwLock, T>;
 /// [`crate::BargingRwLock`] over lock_api 0.5 (PostgreSQL's policy).
 pub type BargingRwLock<T> = l5::RwLock<crate::RawAtomicLwLock, T>;
 /// [`crate::ClassicRwLock`] over lock_api 0.5.
@@ -511,7 +513,7 @@ pub type ArcMutexGuard<T> = l5::ArcMutexGuard<RawMutex, T>;
 pub type BargingMutex<T> = l5::Mutex<RawBargingMutex, T>;
 
 /// [`crate::Condvar`] for [`Mutex`] over lock_api 0.5.
-pub type Condvar = l5::Condvar<RawCondvar<crate::Handoff>>;
+pub type Condvar = l5::Condvar<RawCondvar<crate::Adaptive>>;
 /// The result of a timed wait.
 pub use l5::WaitTimeoutResult;
 

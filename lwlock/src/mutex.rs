@@ -6,8 +6,10 @@
 //! `LWLockAcquire(LW_EXCLUSIVE)`, `try_lock` is `LWLockConditionalAcquire(LW_EXCLUSIVE)`,
 //! `unlock` is `LWLockRelease`. It adds no state: the word, its bit layout, invariants and
 //! orderings are the atomic LWLock's (`atomic_state.rs`). [`RawMutex`] (under [`Mutex`]) has the
-//! drop-in `RwLock`'s bounded-starvation policy ([`Handoff`]), [`RawBargingMutex`] (under
-//! [`BargingMutex`]) PostgreSQL's ([`Barging`]). An uncontended lock is one CAS on the
+//! drop-in `RwLock`'s policy ([`Adaptive`]: bounded spinning, barging, a 250 µs starvation
+//! bound), [`RawHandoffMutex`] (under [`HandoffMutex`]) the bound without the spinning
+//! ([`Handoff`], the default before), [`RawBargingMutex`] (under [`BargingMutex`]) PostgreSQL's
+//! ([`Barging`]). An uncontended lock is one CAS on the
 //! word (free → `VAL_EXCLUSIVE`), an unlock one `fetch_sub` that wakes only when `HAS_WAITERS`
 //! and `RELEASE_OK` are set and the lock became free.
 //!
@@ -20,7 +22,7 @@
 
 #[cfg(not(loom))]
 use crate::Tranche;
-use crate::{AtomicLwLock, Barging, Handoff, Mode, Policy, RawLwLock};
+use crate::{Adaptive, AtomicLwLock, Barging, Handoff, Mode, Policy, RawLwLock};
 
 /// A raw mutex: the atomic-state LWLock under policy `P`, used only exclusively. 16 bytes.
 ///
@@ -30,7 +32,7 @@ use crate::{AtomicLwLock, Barging, Handoff, Mode, Policy, RawLwLock};
 /// competes with newcomers, which may take the lock first (barging), and re-queues at the tail if
 /// it loses. With [`Barging`] (PostgreSQL's policy, [`RawBargingMutex`]) that is all: a waiter is
 /// not guaranteed to make progress while newcomers keep arriving (the 2002
-/// throughput-over-fairness trade-off). With [`Handoff`] ([`RawMutex`], the default) the first
+/// throughput-over-fairness trade-off). With [`Handoff`] ([`RawHandoffMutex`]) the first
 /// queued waiter that has waited 250 µs sets the lock's handoff bit: newcomers then queue behind
 /// it and the release that frees the lock wakes it, so a waiter's wait is bounded (parking_lot's
 /// eventual fairness in spirit; parking_lot hands over every 0.5 ms on average). Under both,
@@ -42,8 +44,11 @@ pub struct AtomicLwMutex<P: Policy> {
     lock: AtomicLwLock<P>,
 }
 
-/// The raw mutex under [`Mutex`]: bounded starvation ([`Handoff`]).
-pub type RawMutex = AtomicLwMutex<Handoff>;
+/// The raw mutex under [`Mutex`]: the adaptive policy ([`Adaptive`]: a bounded spin before
+/// queueing, barging, a 250 µs starvation bound for a queued locker).
+pub type RawMutex = AtomicLwMutex<Adaptive>;
+/// The raw mutex under [`HandoffMutex`]: bounded starvation without spinning ([`Handoff`]).
+pub type RawHandoffMutex = AtomicLwMutex<Handoff>;
 /// The raw mutex under [`BargingMutex`]: PostgreSQL's policy unchanged ([`Barging`]).
 pub type RawBargingMutex = AtomicLwMutex<Barging>;
 
@@ -182,10 +187,15 @@ unsafe impl<P: Policy> lock_api::RawMutexTimed for AtomicLwMutex<P> {
 /// Guards are `Send` (an LWLock hold is not tied to a thread; parking_lot's are not `Send` unless
 /// its `send_guard` feature is on) and `Sync` when `T: Sync`.
 ///
-/// **Fairness:** lockers barge (a newcomer takes a free mutex without queueing, a woken waiter
-/// competes with newcomers) until the first queued waiter has waited 250 µs; then it sets the
-/// handoff bit, newcomers queue behind it and the release wakes it: bounded starvation. See
-/// [`AtomicLwMutex`]; [`BargingMutex`] is PostgreSQL's policy unchanged.
+/// **What a locker does when the mutex is held:** it spins a bounded while (3 rounds of 2, 4, 8
+/// PAUSEs, then up to 7 yields; only while nobody is queued and no handoff is pending), then
+/// queues and sleeps. An unlock frees the mutex and wakes the first queued waiter, which
+/// competes with newcomers (barging) and queues again if it loses. **Starvation bound:** a waiter
+/// still queued 250 µs after it first queued sets the handoff bit (unless a waiter ahead of it
+/// owns it or is queued first): newcomers then queue behind it and the release wakes it. Cost on
+/// the word: one CAS to lock, one `fetch_sub` to unlock, plain loads while spinning. See
+/// [`AtomicLwMutex`] and the [`Adaptive`] policy; [`HandoffMutex`] is the bound without the spin,
+/// [`BargingMutex`] PostgreSQL's policy unchanged.
 #[cfg(not(loom))]
 pub type Mutex<T> = lock_api::Mutex<RawMutex, T>;
 /// The guard of [`Mutex`]; unlocks on drop.
@@ -197,6 +207,14 @@ pub type MappedMutexGuard<'a, T> = lock_api::MappedMutexGuard<'a, RawMutex, T>;
 /// A guard that owns an `Arc` of the [`Mutex`] (`Mutex::lock_arc`; feature `arc_lock`).
 #[cfg(all(not(loom), feature = "arc_lock"))]
 pub type ArcMutexGuard<T> = lock_api::ArcMutexGuard<RawMutex, T>;
+
+/// A mutex with the 250 µs bound and no spinning ([`RawHandoffMutex`]; `lwlock::Mutex` before
+/// the adaptive policy). Same API as [`Mutex`].
+#[cfg(not(loom))]
+pub type HandoffMutex<T> = lock_api::Mutex<RawHandoffMutex, T>;
+/// The guard of [`HandoffMutex`].
+#[cfg(not(loom))]
+pub type HandoffMutexGuard<'a, T> = lock_api::MutexGuard<'a, RawHandoffMutex, T>;
 
 /// A mutex over PostgreSQL's policy unchanged ([`RawBargingMutex`]): a waiter may be overtaken
 /// by newcomers indefinitely. Same API as [`Mutex`].

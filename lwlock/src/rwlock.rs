@@ -1,9 +1,10 @@
 //! The drop-in `RwLock<T>`: `lock_api::RwLock` (the 0.4 line, which parking_lot 0.12 uses) over
-//! the atomic-state LWLock, task-fair ([`RawTaskFairLwLock`]); the same with a 250 µs writer
-//! bound ([`HandoffRwLock`]), with PostgreSQL's barging policy ([`BargingRwLock`]) and over the
-//! classic LWLock.
+//! the atomic-state LWLock under the adaptive policy ([`RawAdaptiveLwLock`]); the same task-fair
+//! ([`TaskFairRwLock`], the default before), with a 250 µs writer bound and no spinning
+//! ([`HandoffRwLock`]), with PostgreSQL's barging policy ([`BargingRwLock`]) and over the classic
+//! LWLock.
 //!
-//! Both atomic flavours have every capability parking_lot's `RwLock` has: recursive reads,
+//! Every atomic flavour has every capability parking_lot's `RwLock` has: recursive reads,
 //! upgradable reads (`upgradable_read`, `upgrade`, `try_upgrade`, `with_upgraded`),
 //! downgrades, timed acquires (`try_read_for`, `try_write_until`, ...) and fair unlocks
 //! (`unlock_fair`, `bump`).
@@ -16,40 +17,74 @@
 //! ```
 
 #![cfg(not(loom))]
-use crate::{RawAtomicLwLock, RawClassicLwLock, RawHandoffLwLock, RawTaskFairLwLock};
+use crate::{
+    RawAdaptiveLwLock, RawAtomicLwLock, RawClassicLwLock, RawHandoffLwLock, RawTaskFairLwLock,
+};
 
 /// The raw lock under [`RwLock`], under parking_lot's name: `lock_api::RwLock<RawRwLock, T>` is
 /// `RwLock<T>` (`lib.rs` checks it at compile time).
-pub type RawRwLock = RawTaskFairLwLock;
-/// A reader-writer lock over the atomic-state LWLock (PostgreSQL 9.5+), task-fair as
-/// parking_lot's. `const`-constructible; 16 bytes of lock state.
+pub type RawRwLock = RawAdaptiveLwLock;
+/// A reader-writer lock over the atomic-state LWLock (PostgreSQL 9.5+) under the adaptive policy
+/// ([`Adaptive`](crate::Adaptive)): parking_lot's recipe on the LWLock's word.
+/// `const`-constructible; 16 bytes of lock state.
 ///
-/// **Fairness.** Task-fair: readers share the lock and a newcomer takes a free or read-held lock
-/// without queueing, except that from the moment a writer queues, new readers and writers queue
-/// behind it (the writer sets the lock's handoff bit as it queues, and the release that frees
-/// the lock wakes it); writers queued behind that one take the bit in turn. Neither readers nor
-/// writers starve. `read_recursive` ignores the handoff (it never waits for queued writers, so
-/// a thread holding a read lock can take another). `unlock_fair` / `bump` hand the lock to the
-/// queue head. [`HandoffRwLock`] lets readers barge for up to 250 µs of a writer's wait first;
+/// **What a thread does when the lock is held.** A reader or a writer held off by a writer spins
+/// a bounded while (3 rounds of 2, 4, 8 PAUSEs, then up to 7 yields; only while nobody is queued
+/// and no handoff is pending), then queues and sleeps; a release wakes the head writer or the
+/// queued readers, which compete with newcomers (barging) and queue again if they lose. A writer
+/// held off by readers queues at once with the lock's handoff bit (new readers queue behind it,
+/// as behind parking_lot's writer bit) and spins for the readers inside to drain before it
+/// sleeps.
+///
+/// **Starvation bound.** A writer still queued 250 µs after it first queued takes the handoff
+/// bit and the front of the queue, unless another waiter owns the bit or a writer is queued ahead
+/// of it; then no newcomer gets in and the release that frees the lock wakes it. Nobody takes
+/// the bit or the front ahead of a queued writer, so a writer's wait past its bound is bounded by
+/// the waiters ahead of it. Readers have no bound of their own: they wait for the writers queued
+/// ahead of them and for the owner of the bit. `read_recursive` ignores the bit (it never waits
+/// for queued writers, so a thread holding a read lock can take another). `unlock_fair` / `bump`
+/// hand the lock to the queue head.
+///
+/// **Cost on the word.** The uncontended acquire is one CAS and the release one `fetch_sub`, as
+/// under every policy; a spinner adds plain loads; no bit beyond the handoff bit.
+///
+/// [`TaskFairRwLock`] is the task-fair policy (every queued writer closes the lock to newcomers);
+/// [`HandoffRwLock`] lets readers barge for up to 250 µs of a writer's wait and does not spin;
 /// [`BargingRwLock`] is PostgreSQL's policy unchanged (readers may starve a writer).
 ///
 /// Guards are `Send` (an LWLock hold is not tied to a thread).
-pub type RwLock<T> = lock_api::RwLock<RawTaskFairLwLock, T>;
+pub type RwLock<T> = lock_api::RwLock<RawRwLock, T>;
 /// Shared guard of [`RwLock`].
-pub type RwLockReadGuard<'a, T> = lock_api::RwLockReadGuard<'a, RawTaskFairLwLock, T>;
+pub type RwLockReadGuard<'a, T> = lock_api::RwLockReadGuard<'a, RawRwLock, T>;
 /// Exclusive guard of [`RwLock`].
-pub type RwLockWriteGuard<'a, T> = lock_api::RwLockWriteGuard<'a, RawTaskFairLwLock, T>;
+pub type RwLockWriteGuard<'a, T> = lock_api::RwLockWriteGuard<'a, RawRwLock, T>;
 /// Upgradable guard of [`RwLock`].
-pub type RwLockUpgradableReadGuard<'a, T> =
-    lock_api::RwLockUpgradableReadGuard<'a, RawTaskFairLwLock, T>;
+pub type RwLockUpgradableReadGuard<'a, T> = lock_api::RwLockUpgradableReadGuard<'a, RawRwLock, T>;
 /// A mapped shared guard of [`RwLock`].
-pub type MappedRwLockReadGuard<'a, T> = lock_api::MappedRwLockReadGuard<'a, RawTaskFairLwLock, T>;
+pub type MappedRwLockReadGuard<'a, T> = lock_api::MappedRwLockReadGuard<'a, RawRwLock, T>;
 /// A mapped exclusive guard of [`RwLock`].
-pub type MappedRwLockWriteGuard<'a, T> = lock_api::MappedRwLockWriteGuard<'a, RawTaskFairLwLock, T>;
+pub type MappedRwLockWriteGuard<'a, T> = lock_api::MappedRwLockWriteGuard<'a, RawRwLock, T>;
 /// A `const` constructor for [`RwLock`] (parking_lot's `const_rwlock`).
 pub const fn const_rwlock<T>(val: T) -> RwLock<T> {
-    RwLock::const_new(RawTaskFairLwLock::new(), val)
+    RwLock::const_new(RawRwLock::new(), val)
 }
+
+/// A task-fair reader-writer lock over the atomic-state LWLock ([`RawTaskFairLwLock`];
+/// `lwlock::RwLock` before the adaptive policy): readers share the lock and a newcomer takes a
+/// free or read-held lock without queueing, except that from the moment a writer queues, new
+/// readers and writers queue behind it (the writer sets the lock's handoff bit as it queues, and
+/// the release that frees the lock wakes it); writers queued behind that one take the bit in
+/// turn. Neither readers nor writers starve, but with more threads than cores the lock passes
+/// only to threads that must first be woken and scheduled (a convoy). Same capabilities as
+/// [`RwLock`].
+pub type TaskFairRwLock<T> = lock_api::RwLock<RawTaskFairLwLock, T>;
+/// Shared guard of [`TaskFairRwLock`].
+pub type TaskFairRwLockReadGuard<'a, T> = lock_api::RwLockReadGuard<'a, RawTaskFairLwLock, T>;
+/// Exclusive guard of [`TaskFairRwLock`].
+pub type TaskFairRwLockWriteGuard<'a, T> = lock_api::RwLockWriteGuard<'a, RawTaskFairLwLock, T>;
+/// Upgradable guard of [`TaskFairRwLock`].
+pub type TaskFairRwLockUpgradableReadGuard<'a, T> =
+    lock_api::RwLockUpgradableReadGuard<'a, RawTaskFairLwLock, T>;
 
 /// A reader-writer lock over the atomic-state LWLock with a bounded writer wait
 /// ([`RawHandoffLwLock`]): readers barge as in PostgreSQL until the first queued writer has
@@ -105,14 +140,13 @@ pub type MappedHandoffRwLockWriteGuard<'a, T> =
 /// Guards that own an `Arc` of the lock (`RwLock::read_arc`, `write_arc`,
 /// `upgradable_read_arc`; feature `arc_lock`, as in parking_lot).
 #[cfg(all(not(loom), feature = "arc_lock"))]
-pub type ArcRwLockReadGuard<T> = lock_api::ArcRwLockReadGuard<RawTaskFairLwLock, T>;
+pub type ArcRwLockReadGuard<T> = lock_api::ArcRwLockReadGuard<RawRwLock, T>;
 /// An exclusive guard that owns an `Arc` of the [`RwLock`] (feature `arc_lock`).
 #[cfg(all(not(loom), feature = "arc_lock"))]
-pub type ArcRwLockWriteGuard<T> = lock_api::ArcRwLockWriteGuard<RawTaskFairLwLock, T>;
+pub type ArcRwLockWriteGuard<T> = lock_api::ArcRwLockWriteGuard<RawRwLock, T>;
 /// An upgradable guard that owns an `Arc` of the [`RwLock`] (feature `arc_lock`).
 #[cfg(all(not(loom), feature = "arc_lock"))]
-pub type ArcRwLockUpgradableReadGuard<T> =
-    lock_api::ArcRwLockUpgradableReadGuard<RawTaskFairLwLock, T>;
+pub type ArcRwLockUpgradableReadGuard<T> = lock_api::ArcRwLockUpgradableReadGuard<RawRwLock, T>;
 /// A shared guard that owns an `Arc` of the [`BargingRwLock`] (feature `arc_lock`).
 #[cfg(all(not(loom), feature = "arc_lock"))]
 pub type ArcBargingRwLockReadGuard<T> = lock_api::ArcRwLockReadGuard<RawAtomicLwLock, T>;

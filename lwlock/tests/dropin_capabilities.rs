@@ -22,7 +22,7 @@ fn watchdog(name: &'static str) -> common::Watchdog {
     common::Watchdog::new(name, Duration::from_secs(60))
 }
 
-/// Both atomic flavours run each functional test.
+/// Every atomic flavour runs each functional test (the adaptive one is the default's).
 macro_rules! both {
     ($name:ident, $body:ident) => {
         mod $name {
@@ -40,6 +40,11 @@ macro_rules! both {
             fn taskfair() {
                 let _dog = super::watchdog(concat!(stringify!($name), "::taskfair"));
                 super::$body::<lwlock::RawTaskFairLwLock>();
+            }
+            #[test]
+            fn adaptive() {
+                let _dog = super::watchdog(concat!(stringify!($name), "::adaptive"));
+                super::$body::<lwlock::RawAdaptiveLwLock>();
             }
         }
     };
@@ -65,6 +70,11 @@ impl Raw for RawAtomicLwLock {
     }
 }
 impl Raw for lwlock::RawTaskFairLwLock {
+    fn word(&self) -> u32 {
+        self.state()
+    }
+}
+impl Raw for lwlock::RawAdaptiveLwLock {
     fn word(&self) -> u32 {
         self.state()
     }
@@ -371,6 +381,9 @@ fn sizes() {
         assert_eq!(RawHandoffLwLock::NAME, "atomic-handoff");
         assert_eq!(RawAtomicLwLock::NAME, "atomic");
         assert!(std::mem::size_of::<lwlock::RawTaskFairLwLock>() <= 16);
+        assert!(std::mem::size_of::<lwlock::RawAdaptiveLwLock>() <= 16);
+        assert!(std::mem::size_of::<lwlock::RwLock<()>>() <= 16);
+        assert!(std::mem::size_of::<lwlock::Mutex<()>>() <= 16);
     }
 }
 
@@ -516,6 +529,12 @@ fn stress64_handoff() {
 fn stress64_taskfair() {
     let _dog = common::Watchdog::new("stress64_taskfair", Duration::from_secs(240));
     stress::<lwlock::RawTaskFairLwLock>(STRESS_ITERS);
+}
+
+#[test]
+fn stress64_adaptive() {
+    let _dog = common::Watchdog::new("stress64_adaptive", Duration::from_secs(240));
+    stress::<lwlock::RawAdaptiveLwLock>(STRESS_ITERS);
 }
 
 #[test]
