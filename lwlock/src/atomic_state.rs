@@ -23,8 +23,7 @@
 //! * **Wake set.** All `WAIT_UNTIL_FREE` waiters at the front; then, if the first other waiter
 //!   is exclusive, only it; otherwise every shared waiter on the whole list, exclusive ones staying.
 //! * **RELEASE_OK.** After waking a shared/exclusive waiter, further wakeups are inhibited until
-//!   one woken thread runs and re-enables them: the thundering herd is one generation. (Beyond
-//!   PostgreSQL: the [`Adaptive`] policy never inhibits them, `Policy::THROTTLE_WAKEUPS`.)
+//!   one woken thread runs and re-enables them: the thundering herd is one generation.
 //!
 //! # State
 //! The lock word's bits, the table of its states, the invariants and the memory orderings are
@@ -68,13 +67,6 @@ pub trait Policy: Send + Sync + 'static {
     /// Whether a failed plain acquire spins (bounded, adaptive) before it queues
     /// ([`Adaptive`]; `adaptive_spin.rs`).
     const SPIN: bool = false;
-    /// Whether a wake pass that wakes a shared or exclusive waiter clears [`RELEASE_OK`], so
-    /// later releases wake nobody until a woken waiter has run and set it again (PostgreSQL's
-    /// throttle: one generation of woken threads at a time). `false` ([`Adaptive`]): every
-    /// release that frees the lock with waiters queued wakes the next ones, as parking_lot's
-    /// unlock unparks one thread whenever its parked bit is set, and a woken waiter skips the
-    /// re-enabling RMW.
-    const THROTTLE_WAKEUPS: bool = true;
     /// The lock's name in tests, benches and plots.
     const NAME: &'static str;
     /// The type's name in `Debug` output.
@@ -478,13 +470,7 @@ impl<P: Policy> AtomicLwLock<P> {
                     l.delete(w);
                     wake.push_tail(w);
                     if mode != lw_mode::WAIT_UNTIL_FREE {
-                        // Mutant `adaptive_throttle_without_reset` (models only): a policy
-                        // whose woken waiters do not re-enable wakeups gets its wakeups
-                        // inhibited all the same.
-                        if P::THROTTLE_WAKEUPS || crate::mutant!("adaptive_throttle_without_reset")
-                        {
-                            release_ok = false;
-                        }
+                        release_ok = false;
                         woke_nonfree = true;
                     }
                     w.lw_waiting

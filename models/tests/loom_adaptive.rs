@@ -225,13 +225,12 @@ mod mutants {
         );
     }
 
-    /// Wake passes that inhibit wakeups under a policy whose woken waiters never re-enable
-    /// them leave the next sleeper asleep.
+    /// A woken waiter that never re-enables wakeups leaves the next sleeper asleep.
     #[test]
-    fn mutant_adaptive_throttle_without_reset() {
+    fn mutant_adaptive_no_release_ok_reset() {
         expect_caught(
             "adaptive_no_lost_wakeup",
-            "adaptive_throttle_without_reset",
+            "adaptive_no_release_ok_reset",
             Failure::Deadlock,
             T,
         );

@@ -12,13 +12,8 @@
 //!   sleep, `RELEASE_OK` re-set by the woken thread), with a spin in front of each queueing;
 //! * **the writer's handoff** (`queue_self_writer`, `take_handoff_at_bound`): none (the
 //!   [`Handoff`]/[`TaskFair`] policies' bit, invariant 7 of the layout);
-//! * **the release**: `LWLockRelease` (the parent's `release`: one `fetch_sub`; a wake pass only
-//!   when `HAS_WAITERS` is set), without `LWLockWakeup`'s throttle: a wake pass leaves
-//!   `RELEASE_OK` set, so every release that frees the lock with waiters queued wakes the next
-//!   ones, whether or not the waiters woken before have run yet (parking_lot's unlock unparks one
-//!   thread whenever its parked bit is set). Under PostgreSQL's throttle the lock passes, once
-//!   every queued thread sleeps, only at the pace at which single woken threads get scheduled:
-//!   on an oversubscribed machine the cores go idle with the lock free.
+//! * **the release**: `LWLockRelease` unchanged (the parent's `release`: one `fetch_sub`; a wake
+//!   pass only when `HAS_WAITERS` is set).
 //!
 //! # What a thread does when the lock is held
 //! * **Spin first**, only while spinning can pay off: the word must show `HAS_WAITERS` and
@@ -63,8 +58,6 @@
 //! # What it costs on the word
 //! No new bit and no new RMW on the fast paths: the acquire is the parent's one CAS and the
 //! release its one `fetch_sub`; a spinner adds Relaxed loads of the word and the attempt's CAS.
-//! A woken waiter has one RMW fewer than PostgreSQL's (no `RELEASE_OK` to set again); a release
-//! with waiters queued runs a wake pass each time, not once per generation of woken threads.
 //! A writer queued behind readers sets `HANDOFF` in the RMW that sets `HAS_WAITERS` (no extra
 //! RMW). Timed, recursive and upgradable acquires take the [`Handoff`] policy's path (the parent's
 //! `acquire_ext`) with the same 250 µs bound.
@@ -115,7 +108,6 @@ impl Policy for Adaptive {
     const HANDOFF: bool = true;
     const BOUND_NANOS: u64 = 250_000;
     const SPIN: bool = true;
-    const THROTTLE_WAKEUPS: bool = false;
     const NAME: &'static str = "atomic-adaptive";
     const TYPE_NAME: &'static str = "RawAdaptiveLwLock";
 }
@@ -218,7 +210,7 @@ impl<P: Policy> AtomicLwLock<P> {
     }
 
     /// The spinning policies' acquire after a failed attempt: spin; queue, re-check, sleep (with
-    /// the writer's bound); when woken, re-enable wakeups (a throttling policy only), attempt,
+    /// the writer's bound); when woken, re-enable wakeups, attempt,
     /// and run the spin phase again before queueing again (parking_lot's `SpinWait::reset` after
     /// a park; it returns at once while others are queued). `LWLockAcquire`'s loop
     /// with a spin phase in front of each queueing (PostgreSQL has none) and the handoff of
@@ -311,9 +303,10 @@ impl<P: Policy> AtomicLwLock<P> {
             if held {
                 break;
             }
-            // We ran: wakeups may happen again (only a policy whose wake passes inhibit them,
-            // `THROTTLE_WAKEUPS`, needs the RMW; Adaptive's never do).
-            if P::THROTTLE_WAKEUPS {
+            // We ran: wakeups may happen again.
+            // Mutant `adaptive_no_release_ok_reset` (models only): a woken waiter that never
+            // re-enables wakeups.
+            if !crate::mutant!("adaptive_no_release_ok_reset") {
                 self.state.fetch_or(RELEASE_OK, Ordering::Relaxed);
             }
             match self.attempt(want, token) {
@@ -596,55 +589,6 @@ mod tests {
         // way it got the lock and left the list (and the word) clean.
         let _slept = !t.join().unwrap();
         assert_eq!(l.state() & (HAS_WAITERS | LOCK_MASK | HANDOFF), 0);
-    }
-
-    /// No wake throttle: the release that wakes the first of two queued writers leaves
-    /// `RELEASE_OK` set (PostgreSQL's wake pass clears it until the woken writer has run), and
-    /// the next release wakes the second one whether or not the first has run.
-    #[test]
-    fn a_wake_pass_leaves_wakeups_enabled() {
-        let l = Arc::new(RawAdaptiveLwLock::new());
-        l.acquire(Mode::Exclusive);
-        let writers: Vec<_> = (0..2)
-            .map(|_| {
-                let l = l.clone();
-                std::thread::spawn(move || {
-                    l.acquire(Mode::Exclusive);
-                    // SAFETY: held exclusively.
-                    unsafe { l.release(Mode::Exclusive) };
-                })
-            })
-            .collect();
-        let queued = |l: &RawAdaptiveLwLock| {
-            l.wait_list_lock();
-            let mut n = 0;
-            // SAFETY: LOCKED is held.
-            unsafe {
-                l.with_waiters(|w| {
-                    let mut cur = w.first();
-                    while let Some(p) = cur {
-                        n += 1;
-                        cur = ProcList::next_of(p);
-                    }
-                })
-            };
-            l.wait_list_unlock();
-            n
-        };
-        while queued(&l) < 2 {
-            std::thread::yield_now();
-        }
-        // SAFETY: held exclusively.
-        unsafe { l.release(Mode::Exclusive) };
-        assert_ne!(
-            l.state() & RELEASE_OK,
-            0,
-            "the wake pass inhibited further wakeups"
-        );
-        for w in writers {
-            w.join().unwrap();
-        }
-        assert_eq!(l.state(), RELEASE_OK);
     }
 
     /// Writers past their bound and readers mixed, with sections long enough that bounds pass

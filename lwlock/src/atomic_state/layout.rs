@@ -35,8 +35,7 @@
 //!    `LOCKED`.
 //! 3. `HAS_WAITERS` is never clear while the wait list is non-empty (it may be stale-set, which
 //!    costs one spurious wakeup pass).
-//! 4. `RELEASE_OK` clear implies that a woken shared/exclusive waiter has not yet re-enabled it
-//!    (under [`Adaptive`], whose wake passes do not throttle, it is never clear).
+//! 4. `RELEASE_OK` clear implies that a woken shared/exclusive waiter has not yet re-enabled it.
 //! 5. A record's `lw_waiting` goes NOT_WAITING → WAITING (owner, under LOCKED) → PENDING_WAKEUP
 //!    (waker, under LOCKED, after unlinking) → NOT_WAITING (waker, Release, after its last access
 //!    to the record's links). Only DequeueSelf (or a timed-out waiter, the same way) may take its
@@ -85,8 +84,7 @@
 /// Someone is (or may be) on the wait list. Never clear while the list is non-empty.
 pub const HAS_WAITERS: u32 = 1 << 30;
 /// Releasers may wake waiters. Cleared by a waker that woke a shared/exclusive waiter; set again
-/// by the first woken thread that runs (or by DequeueSelf, or by a WaitForVar queuer). Never
-/// cleared under [`Adaptive`](crate::Adaptive) (`Policy::THROTTLE_WAKEUPS`).
+/// by the first woken thread that runs (or by DequeueSelf, or by a WaitForVar queuer).
 pub const RELEASE_OK: u32 = 1 << 29;
 /// The wait-list spinlock bit. Does not block acquire/release CASes (they just retry).
 pub const LOCKED: u32 = 1 << 28;
