@@ -1120,12 +1120,28 @@ impl Machine {
     /// line's next slot and the task's clock moves to when the line arrives. The operation's
     /// value is read and written at that grant (phase 2, [`Machine::grant`]).
     fn request(&mut self, line_addr: usize, kind: Access, arbitrated: bool) -> Req {
+        // The directory is moved out while the line is worked on (a move of the map, not of its
+        // entries), so that the line can be borrowed in place next to the rest of the machine.
+        let mut lines = std::mem::take(&mut self.lines);
+        let line = lines.entry(line_addr).or_default();
+        let r = self.request_line(line, line_addr, kind, arbitrated);
+        self.lines = lines;
+        r
+    }
+
+    /// [`Machine::request`] on the directory entry `line` of `line_addr`.
+    fn request_line(
+        &mut self,
+        line: &mut Line,
+        line_addr: usize,
+        kind: Access,
+        arbitrated: bool,
+    ) -> Req {
         let a = self.agent();
         let t0 = self.tasks[self.current].clock;
         let costs = self.costs;
         let n = self.ncores;
         let hw = |x: usize| if x == n { 0 } else { x };
-        let mut line = self.lines.remove(&line_addr).unwrap_or_default();
         let rmw = if kind == Access::Rmw {
             costs[cost::RMW_HIT]
         } else {
@@ -1137,8 +1153,7 @@ impl Machine {
                 Access::Store => costs[cost::STORE_HIT],
                 Access::Rmw => costs[cost::RMW_HIT],
             };
-            self.count(&line, line_addr, a, kind, 0, 0, c);
-            self.lines.insert(line_addr, line);
+            self.count(line, line_addr, a, kind, 0, 0, c);
             self.tasks[self.current].clock = t0 + c;
             return Req::Done;
         }
@@ -1159,8 +1174,7 @@ impl Machine {
                 costs[cost::STORE_HIT]
             };
             line.resident_until = line.resident_until.max(t0 + c);
-            self.count(&line, line_addr, a, kind, 0, 0, c);
-            self.lines.insert(line_addr, line);
+            self.count(line, line_addr, a, kind, 0, 0, c);
             self.tasks[self.current].clock = t0 + c;
             return Req::Done;
         }
@@ -1221,7 +1235,6 @@ impl Machine {
                 self.counters[a].line_wait_ps += d;
                 self.counters[a].busy_ps += d;
                 self.tasks[self.current].clock = t0 + d;
-                self.lines.insert(line_addr, line);
                 return Req::Arbitrate;
             }
         }
@@ -1231,8 +1244,7 @@ impl Machine {
             } else {
                 costs[cost::STORE_HIT].max(rmw)
             };
-            self.count(&line, line_addr, a, kind, 0, 0, c);
-            self.lines.insert(line_addr, line);
+            self.count(line, line_addr, a, kind, 0, 0, c);
             self.tasks[self.current].clock = t0 + c;
             return Req::Done;
         }
@@ -1266,8 +1278,7 @@ impl Machine {
             line.busy_until = line.busy_until.max(start + hold);
         }
         let end = grant + rmw;
-        self.count(&line, line_addr, a, kind, what, start - t0, end - t0);
-        self.lines.insert(line_addr, line);
+        self.count(line, line_addr, a, kind, what, start - t0, end - t0);
         self.tasks[self.current].clock = end;
         Req::Booked(seq)
     }
