@@ -506,6 +506,12 @@ struct Task {
     vruntime: i64,
     /// The store buffer: plain stores issued and not yet visible, oldest first.
     sb: VecDeque<SbEntry>,
+    /// The `(clock, prio)` under which the task is in the scheduler's `order` (`None`: not
+    /// there, as it is parked or absent).
+    listed: Option<(u64, u64)>,
+    /// Not in shuttle's list of tasks at a decision (finished, or blocked in shuttle, as the
+    /// supervisor in a join): left out of `order` until a decision's list has it again.
+    absent: bool,
 }
 
 /// A plain store in a store buffer: it becomes visible (its value is written, its line's booking
@@ -591,6 +597,16 @@ pub struct Machine {
     /// `(clock, prio, id)` of the best other eligible task at the last decision (lowered when the
     /// running task makes another one eligible).
     horizon: (u64, u64, usize),
+    /// The keys of the tasks that are neither parked nor absent, in increasing order: the
+    /// scheduler's choice without a pass over every task's state at each step. A task's entry is
+    /// brought up to date at the next decision after its key or parked flag changed (see
+    /// `stale`).
+    order: Vec<(u64, u64, usize)>,
+    /// Tasks other than the running one whose key or parked flag changed since the last
+    /// decision (the running task's entry is refreshed at every decision).
+    stale: Vec<usize>,
+    /// The tasks marked `absent`.
+    absent: Vec<usize>,
     counters: Vec<CoreCounters>,
     watched: Vec<LineCounters>,
     steps: u64,
@@ -631,6 +647,22 @@ pub(crate) fn install(m: Machine) {
 
 pub(crate) fn uninstall() -> Option<Box<Machine>> {
     MACHINE.with(|c| c.borrow_mut().take())
+}
+
+/// How many entries of the sorted `order` are below `k` (a binary search whose steps do not
+/// branch on the comparison).
+fn rank(order: &[(u64, u64, usize)], k: (u64, u64, usize)) -> usize {
+    let (mut base, mut size) = (0, order.len());
+    // `(clock, prio)` as one integer: the same order as the tuple's, compared without branches.
+    let wide = |e: &(u64, u64, usize)| ((e.0 as u128) << 64 | e.1 as u128, e.2);
+    let k = wide(&k);
+    while size > 0 {
+        let half = size / 2;
+        let below = wide(&order[base + half]) < k;
+        base = if below { base + half + 1 } else { base };
+        size = if below { size - half - 1 } else { half };
+    }
+    base
 }
 
 fn splitmix(mut x: u64) -> u64 {
@@ -680,6 +712,9 @@ impl Machine {
             now: 0,
             current: 0,
             horizon: (u64::MAX, u64::MAX, usize::MAX),
+            order: Vec::new(),
+            stale: Vec::new(),
+            absent: Vec::new(),
             counters: vec![CoreCounters::default(); ncores + 1],
             watched: Vec::new(),
             steps: 0,
@@ -745,7 +780,10 @@ impl Machine {
                 exited: false,
                 vruntime: 0,
                 sb: VecDeque::new(),
+                listed: None,
+                absent: false,
             });
+            self.stale.push(n);
         }
         &mut self.tasks[id]
     }
@@ -754,26 +792,78 @@ impl Machine {
         (self.tasks[id].clock, self.tasks[id].prio, id)
     }
 
+    /// How many tasks the machine knows (ids `0..n`).
+    pub(crate) fn known_tasks(&self) -> usize {
+        self.tasks.len()
+    }
+
     /// The scheduler's decision: the eligible runnable task with the smallest key.
-    pub(crate) fn pick(&mut self, runnable: impl Iterator<Item = usize>) -> usize {
+    ///
+    /// `listed(id)` says whether task `id` is in shuttle's list of tasks at this decision and,
+    /// if so, whether it is runnable; `changed` whether that list differs from the last
+    /// decision's (a task absent from one list can be in a later one only if they differ); `top`
+    /// is the largest runnable id when it may be a task the machine does not know yet (new tasks
+    /// start at the clock of this decision). The keys of the tasks that are neither parked nor
+    /// absent are kept sorted in `order`, brought up to date here for the running task and for
+    /// the tasks whose key or parked flag changed since the last decision (`stale`), so the
+    /// choice is the first runnable entry of `order` and the horizon the second: the smallest
+    /// and the second smallest key over the runnable tasks that are not parked, without a pass
+    /// over them. (`runnable`, the runnable ids, is read only by debug builds, which check the
+    /// choice against such a pass.)
+    pub(crate) fn pick(
+        &mut self,
+        top: Option<usize>,
+        listed: impl Fn(usize) -> Option<bool>,
+        changed: bool,
+        runnable: impl Iterator<Item = usize>,
+    ) -> usize {
         self.steps += 1;
-        let mut best: Option<(u64, u64, usize)> = None;
-        let mut second = (u64::MAX, u64::MAX, usize::MAX);
-        for id in runnable {
-            self.task(id);
-            if self.tasks[id].parked {
-                continue;
-            }
-            let k = self.key(id);
-            match best {
-                Some(b) if k < b => {
-                    second = b;
-                    best = Some(k);
+        if let Some(top) = top {
+            self.task(top);
+        }
+        if changed && !self.absent.is_empty() {
+            let mut absent = std::mem::take(&mut self.absent);
+            absent.retain(|&id| {
+                if listed(id).is_none() {
+                    return true;
                 }
-                Some(_) => second = second.min(k),
-                None => best = Some(k),
+                self.tasks[id].absent = false;
+                self.stale.push(id);
+                false
+            });
+            self.absent = absent;
+        }
+        self.relist(self.current);
+        let mut stale = std::mem::take(&mut self.stale);
+        for &id in &stale {
+            self.relist(id);
+        }
+        stale.clear();
+        let mut best = None;
+        let mut second = (u64::MAX, u64::MAX, usize::MAX);
+        // `stale` is empty now: it collects the entries found absent on the way.
+        for &k in &self.order {
+            match listed(k.2) {
+                None => stale.push(k.2),
+                Some(false) => {}
+                Some(true) if best.is_none() => best = Some(k),
+                Some(true) => {
+                    second = k;
+                    break;
+                }
             }
         }
+        for &id in &stale {
+            self.tasks[id].absent = true;
+            self.absent.push(id);
+            self.relist(id);
+        }
+        stale.clear();
+        self.stale = stale;
+        #[cfg(debug_assertions)]
+        self.check_pick(runnable, best, second);
+        #[cfg(not(debug_assertions))]
+        drop(runnable);
         let Some((clock, _, id)) = best else {
             let parked: Vec<_> = (0..self.tasks.len())
                 .filter(|&i| self.tasks[i].parked)
@@ -792,12 +882,89 @@ impl Machine {
         id
     }
 
+    /// Brings task `id`'s entry in `order` up to date with its key and parked flag.
+    fn relist(&mut self, id: usize) {
+        let Some(t) = self.tasks.get(id) else {
+            return;
+        };
+        let want = (!t.parked && !t.absent).then_some((t.clock, t.prio));
+        if want == t.listed {
+            return;
+        }
+        let old = t.listed.map(|(c, p)| (c, p, id));
+        let new = want.map(|(c, p)| (c, p, id));
+        self.tasks[id].listed = want;
+        let order = &mut self.order;
+        match (old, new) {
+            (Some(o), Some(k)) => {
+                // Moved within the order: shift the entries between its old and new places.
+                let i = rank(order, o);
+                let j = rank(order, k);
+                if k > o {
+                    order.copy_within(i + 1..j, i);
+                    order[j - 1] = k;
+                } else {
+                    order.copy_within(j..i, j + 1);
+                    order[j] = k;
+                }
+            }
+            (Some(o), None) => {
+                order.remove(rank(order, o));
+            }
+            (None, Some(k)) => {
+                order.insert(rank(order, k), k);
+            }
+            (None, None) => {}
+        }
+    }
+
+    /// Debug builds: `order` holds exactly the keys of the tasks that are neither parked nor
+    /// absent, and the choice is the one a pass over the runnable tasks makes.
+    #[cfg(debug_assertions)]
+    fn check_pick(
+        &self,
+        runnable: impl Iterator<Item = usize>,
+        best: Option<(u64, u64, usize)>,
+        second: (u64, u64, usize),
+    ) {
+        let mut keys: Vec<_> = runnable
+            .filter(|&id| !self.tasks[id].parked)
+            .map(|id| self.key(id))
+            .collect();
+        keys.sort_unstable();
+        assert_eq!(keys.first().copied(), best, "lwsim: the scheduler's choice");
+        let want = keys
+            .get(1)
+            .copied()
+            .unwrap_or((u64::MAX, u64::MAX, usize::MAX));
+        assert_eq!(want, second, "lwsim: the scheduler's horizon");
+        self.check_order();
+    }
+
+    /// Debug builds: `order` holds exactly the keys of the tasks that are neither parked nor
+    /// absent.
+    #[cfg(debug_assertions)]
+    fn check_order(&self) {
+        let mut want: Vec<_> = (0..self.tasks.len())
+            .filter(|&i| !self.tasks[i].parked && !self.tasks[i].absent)
+            .map(|i| self.key(i))
+            .collect();
+        want.sort_unstable();
+        assert_eq!(
+            self.order, want,
+            "lwsim: the scheduler's order of tasks is stale"
+        );
+    }
+
     /// The running task's clock (ps).
     pub fn clock_of_current(&self) -> u64 {
         self.tasks.get(self.current).map(|t| t.clock).unwrap_or(0)
     }
 
+    /// Another task `id` became eligible or changed its clock: the horizon comes down to its key
+    /// if lower, and its entry in the scheduler's order is refreshed at the next decision.
     fn lower_horizon(&mut self, id: usize) {
+        self.stale.push(id);
         let k = self.key(id);
         if k < self.horizon {
             self.horizon = k;
@@ -1120,12 +1287,28 @@ impl Machine {
     /// line's next slot and the task's clock moves to when the line arrives. The operation's
     /// value is read and written at that grant (phase 2, [`Machine::grant`]).
     fn request(&mut self, line_addr: usize, kind: Access, arbitrated: bool) -> Req {
+        // The directory is moved out while the line is worked on (a move of the map, not of its
+        // entries), so that the line can be borrowed in place next to the rest of the machine.
+        let mut lines = std::mem::take(&mut self.lines);
+        let line = lines.entry(line_addr).or_default();
+        let r = self.request_line(line, line_addr, kind, arbitrated);
+        self.lines = lines;
+        r
+    }
+
+    /// [`Machine::request`] on the directory entry `line` of `line_addr`.
+    fn request_line(
+        &mut self,
+        line: &mut Line,
+        line_addr: usize,
+        kind: Access,
+        arbitrated: bool,
+    ) -> Req {
         let a = self.agent();
         let t0 = self.tasks[self.current].clock;
         let costs = self.costs;
         let n = self.ncores;
         let hw = |x: usize| if x == n { 0 } else { x };
-        let mut line = self.lines.remove(&line_addr).unwrap_or_default();
         let rmw = if kind == Access::Rmw {
             costs[cost::RMW_HIT]
         } else {
@@ -1137,8 +1320,7 @@ impl Machine {
                 Access::Store => costs[cost::STORE_HIT],
                 Access::Rmw => costs[cost::RMW_HIT],
             };
-            self.count(&line, line_addr, a, kind, 0, 0, c);
-            self.lines.insert(line_addr, line);
+            self.count(line, line_addr, a, kind, 0, 0, c);
             self.tasks[self.current].clock = t0 + c;
             return Req::Done;
         }
@@ -1159,8 +1341,7 @@ impl Machine {
                 costs[cost::STORE_HIT]
             };
             line.resident_until = line.resident_until.max(t0 + c);
-            self.count(&line, line_addr, a, kind, 0, 0, c);
-            self.lines.insert(line_addr, line);
+            self.count(line, line_addr, a, kind, 0, 0, c);
             self.tasks[self.current].clock = t0 + c;
             return Req::Done;
         }
@@ -1221,7 +1402,6 @@ impl Machine {
                 self.counters[a].line_wait_ps += d;
                 self.counters[a].busy_ps += d;
                 self.tasks[self.current].clock = t0 + d;
-                self.lines.insert(line_addr, line);
                 return Req::Arbitrate;
             }
         }
@@ -1231,8 +1411,7 @@ impl Machine {
             } else {
                 costs[cost::STORE_HIT].max(rmw)
             };
-            self.count(&line, line_addr, a, kind, 0, 0, c);
-            self.lines.insert(line_addr, line);
+            self.count(line, line_addr, a, kind, 0, 0, c);
             self.tasks[self.current].clock = t0 + c;
             return Req::Done;
         }
@@ -1266,8 +1445,7 @@ impl Machine {
             line.busy_until = line.busy_until.max(start + hold);
         }
         let end = grant + rmw;
-        self.count(&line, line_addr, a, kind, what, start - t0, end - t0);
-        self.lines.insert(line_addr, line);
+        self.count(line, line_addr, a, kind, what, start - t0, end - t0);
         self.tasks[self.current].clock = end;
         Req::Booked(seq)
     }
