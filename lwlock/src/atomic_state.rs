@@ -48,7 +48,7 @@ use crate::proclist::ProcList;
 use crate::raw::{AcquireOrWait, Mode, RawLwLock, RawLwLockVar, VarWait};
 use crate::s_lock::{SpinDelay, SpinDelayConfig};
 use crate::stats::{LockStats, Stat, StatsCounters};
-use crate::sync::{instructions, AtomicU32, AtomicU64, Ordering, UnsafeCell};
+use crate::sync::{instructions, AtomicU32, AtomicU64, AtomicU8, Ordering, UnsafeCell};
 use crate::wait_event::{Tranche, WaitEvent};
 use layout::{
     HANDOFF, HAS_WAITERS, LOCKED, LOCK_MASK, MAX_SHARED, RELEASE_OK, SHARED_MASK, UPGRADABLE,
@@ -67,6 +67,11 @@ pub trait Policy: Send + Sync + 'static {
     /// Whether a failed plain acquire spins (bounded, adaptive) before it queues
     /// ([`Adaptive`]; `adaptive_spin.rs`).
     const SPIN: bool = false;
+    /// Beyond PostgreSQL: how long a wake pass's throttle holds (ns; 0, PostgreSQL's: until a
+    /// woken thread runs). A release that frees the lock with waiters queued while `RELEASE_OK`
+    /// is clear wakes the next waiters anyway once the last throttling wake pass is this old:
+    /// its woken thread is waiting for a core ([`Adaptive`]; `release_wake`).
+    const WAKE_STALE_NANOS: u64 = 0;
     /// The lock's name in tests, benches and plots.
     const NAME: &'static str;
     /// The type's name in `Debug` output.
@@ -162,6 +167,10 @@ pub struct AtomicLwLock<P: Policy> {
     state: AtomicU32,
     /// The tranche id waits are reported under.
     tranche: u16,
+    /// When the last throttling wake pass ran (`wake_clock` units; written in the pass under
+    /// `LOCKED`, read by releases as a hint: Relaxed both). Only policies with
+    /// `WAKE_STALE_NANOS` use it; it lives in the padding, so the lock stays 16 bytes.
+    woke_at: AtomicU8,
     /// Wait list; protected by `LOCKED` (invariant 2).
     waiters: UnsafeCell<ProcList>,
     stats: StatsCounters,
@@ -189,6 +198,22 @@ impl<P: Policy> std::fmt::Debug for AtomicLwLock<P> {
     }
 }
 
+/// The stale-wake rule's clock unit: 2^13 ns (8.192 µs); a `u8` of them wraps after 2.1 ms.
+const WAKE_CLOCK_SHIFT: u32 = 13;
+
+/// The stale-wake rule's clock (see `release_wake`), or `None` under the model checkers, whose
+/// executions must not branch on real time: they keep PostgreSQL's throttle. Under lwsim the
+/// clock is virtual time.
+#[cfg(not(any(loom, shuttle)))]
+fn wake_clock() -> Option<u8> {
+    Some((crate::sync::clock_nanos() >> WAKE_CLOCK_SHIFT) as u8)
+}
+
+#[cfg(any(loom, shuttle))]
+fn wake_clock() -> Option<u8> {
+    None
+}
+
 impl<P: Policy> AtomicLwLock<P> {
     /// A free lock in the default tranche (`LWLockInitialize`).
     #[cfg(not(loom))]
@@ -202,6 +227,7 @@ impl<P: Policy> AtomicLwLock<P> {
         AtomicLwLock {
             state: AtomicU32::new(RELEASE_OK),
             tranche: tranche.id(),
+            woke_at: AtomicU8::new(0),
             waiters: UnsafeCell::new(ProcList::EMPTY),
             stats: StatsCounters::new(),
             policy: PhantomData,
@@ -221,6 +247,7 @@ impl<P: Policy> AtomicLwLock<P> {
         AtomicLwLock {
             state: AtomicU32::new(RELEASE_OK),
             tranche: tranche.id(),
+            woke_at: AtomicU8::new(0),
             waiters: UnsafeCell::new(ProcList::EMPTY),
             stats: StatsCounters::new(),
             policy: PhantomData,
@@ -482,6 +509,12 @@ impl<P: Policy> AtomicLwLock<P> {
                 l.is_empty()
             })
         };
+        if P::WAKE_STALE_NANOS != 0 && !release_ok {
+            if let Some(now) = wake_clock() {
+                // Relaxed: a hint for releases (a stale read costs one early or late pass).
+                self.woke_at.store(now, Ordering::Relaxed);
+            }
+        }
         // One CAS updates the flags and releases LOCKED, so no queuer slips in between.
         instructions(10); // the flags' new value
         let mut old = self.state.load(Ordering::Relaxed);
@@ -514,13 +547,39 @@ impl<P: Policy> AtomicLwLock<P> {
     /// or [`HANDOFF`] is in the new value. For a word with neither of the latter two (always,
     /// under PostgreSQL's own operations) it is `LWLockRelease`'s test: wake only when the lock
     /// became free, someone waits and wakeups are not inhibited.
+    ///
+    /// Beyond PostgreSQL (policies with `WAKE_STALE_NANOS`, [`Adaptive`]): when wakeups are
+    /// inhibited but the throttling pass is older than the bound, its woken thread has not run
+    /// yet: it waits for a core (an oversubscribed machine). The release then runs a wake pass
+    /// all the same. Without this the cores idle with the lock free while everyone else sleeps
+    /// on the list (64 threads on 2 cores: 65-71 % busy); without the throttle at all, wake
+    /// passes on every release collapse the lock on many cores (results: the drop-in defaults).
+    /// The pass is the one a release with `RELEASE_OK` set runs; under the model checkers (no
+    /// real time) this branch is never taken.
     #[inline]
     fn release_wake(&self, new: u32) {
         if new & (HAS_WAITERS | RELEASE_OK | LOCK_MASK) == HAS_WAITERS | RELEASE_OK {
             self.wakeup();
         } else if new & (VAL_EXCLUSIVE | HANDOFF) != 0 {
             self.release_ext(new);
+        } else if P::WAKE_STALE_NANOS != 0
+            && new & (HAS_WAITERS | LOCK_MASK) == HAS_WAITERS
+            && self.wake_stale()
+        {
+            self.wakeup();
         }
+    }
+
+    /// Whether the last throttling wake pass is older than `WAKE_STALE_NANOS` (modulo the
+    /// clock's wrap: a pass a multiple of 2.1 ms old looks fresh for at most the bound).
+    #[cold]
+    fn wake_stale(&self) -> bool {
+        let Some(now) = wake_clock() else {
+            return false;
+        };
+        let bound = (P::WAKE_STALE_NANOS >> WAKE_CLOCK_SHIFT).clamp(1, 255) as u8;
+        // Relaxed: a hint (see `woke_at`).
+        now.wrapping_sub(self.woke_at.load(Ordering::Relaxed)) >= bound
     }
 
     /// Wakes every record of a detached list: last link access, then NOT_WAITING, then post.

@@ -12,8 +12,10 @@
 //!   sleep, `RELEASE_OK` re-set by the woken thread), with a spin in front of each queueing;
 //! * **the writer's handoff** (`queue_self_writer`, `take_handoff_at_bound`): none (the
 //!   [`Handoff`]/[`TaskFair`] policies' bit, invariant 7 of the layout);
-//! * **the release**: `LWLockRelease` unchanged (the parent's `release`: one `fetch_sub`; a wake
-//!   pass only when `HAS_WAITERS` is set).
+//! * **the release**: `LWLockRelease` (the parent's `release`: one `fetch_sub`; a wake pass only
+//!   when `HAS_WAITERS` is set), with `LWLockWakeup`'s throttle bounded to 50 µs
+//!   (`WAKE_STALE_NANOS`: past that a release wakes the next waiters even with `RELEASE_OK`
+//!   clear, for the woken thread is waiting for a core; the parent's `release_wake`).
 //!
 //! # What a thread does when the lock is held
 //! * **Spin first**, only while spinning can pay off: the word must show `HAS_WAITERS` and
@@ -108,6 +110,7 @@ impl Policy for Adaptive {
     const HANDOFF: bool = true;
     const BOUND_NANOS: u64 = 250_000;
     const SPIN: bool = true;
+    const WAKE_STALE_NANOS: u64 = 50_000;
     const NAME: &'static str = "atomic-adaptive";
     const TYPE_NAME: &'static str = "RawAdaptiveLwLock";
 }
@@ -588,6 +591,37 @@ mod tests {
         // Whether it slept or its re-check after queueing won depends on the schedule; either
         // way it got the lock and left the list (and the word) clean.
         let _slept = !t.join().unwrap();
+        assert_eq!(l.state() & (HAS_WAITERS | LOCK_MASK | HANDOFF), 0);
+    }
+
+    /// The stale-wake rule: with wakeups inhibited (`RELEASE_OK` clear, as after a wake pass whose
+    /// woken thread has not run) and that pass older than the bound, a release still wakes the
+    /// queued reader (a reader: it sleeps without a bound of its own); PostgreSQL's throttle
+    /// alone would leave it asleep for good here (nobody else would ever set `RELEASE_OK`).
+    #[test]
+    fn a_stale_throttle_does_not_keep_a_waiter_asleep() {
+        let l = Arc::new(RawAdaptiveLwLock::new());
+        l.acquire(Mode::Exclusive);
+        let l2 = l.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let t = std::thread::spawn(move || {
+            l2.acquire(Mode::Shared);
+            // SAFETY: held shared.
+            unsafe { l2.release(Mode::Shared) };
+            tx.send(()).unwrap();
+        });
+        while l.state() & HAS_WAITERS == 0 {
+            std::thread::yield_now();
+        }
+        // As after a wake pass whose woken thread never ran, 100 clock units (0.8 ms) ago.
+        l.state.fetch_and(!RELEASE_OK, Ordering::Relaxed);
+        let now = super::super::wake_clock().expect("a clock outside the models");
+        l.woke_at.store(now.wrapping_sub(100), Ordering::Relaxed);
+        // SAFETY: held exclusively.
+        unsafe { l.release(Mode::Exclusive) };
+        rx.recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the release left the queued reader asleep behind a stale throttle");
+        t.join().unwrap();
         assert_eq!(l.state() & (HAS_WAITERS | LOCK_MASK | HANDOFF), 0);
     }
 

@@ -85,6 +85,8 @@
 pub const HAS_WAITERS: u32 = 1 << 30;
 /// Releasers may wake waiters. Cleared by a waker that woke a shared/exclusive waiter; set again
 /// by the first woken thread that runs (or by DequeueSelf, or by a WaitForVar queuer).
+/// Under [`Adaptive`](crate::Adaptive) a clear bit inhibits wakeups for at most 50 µs after the
+/// wake pass that cleared it (the lock's `woke_at` byte, beside the word; `release_wake`).
 pub const RELEASE_OK: u32 = 1 << 29;
 /// The wait-list spinlock bit. Does not block acquire/release CASes (they just retry).
 pub const LOCKED: u32 = 1 << 28;
