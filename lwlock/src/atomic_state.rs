@@ -23,7 +23,8 @@
 //! * **Wake set.** All `WAIT_UNTIL_FREE` waiters at the front; then, if the first other waiter
 //!   is exclusive, only it; otherwise every shared waiter on the whole list, exclusive ones staying.
 //! * **RELEASE_OK.** After waking a shared/exclusive waiter, further wakeups are inhibited until
-//!   one woken thread runs and re-enables them: the thundering herd is one generation.
+//!   one woken thread runs and re-enables them: the thundering herd is one generation. (Beyond
+//!   PostgreSQL: under [`Adaptive`] for about 50 µs at most, `Policy::WAKE_STALE_NANOS`.)
 //!
 //! # State
 //! The lock word's bits, the table of its states, the invariants and the memory orderings are
@@ -570,14 +571,23 @@ impl<P: Policy> AtomicLwLock<P> {
         }
     }
 
-    /// Whether the last throttling wake pass is older than `WAKE_STALE_NANOS` (modulo the
-    /// clock's wrap: a pass a multiple of 2.1 ms old looks fresh for at most the bound).
+    /// Whether the last throttling wake pass is `WAKE_STALE_NANOS` old, in whole clock units
+    /// (50 µs: 6 units, so it fires between about 41 and 49 µs after the pass), modulo the
+    /// clock's wrap (a pass a multiple of 2.1 ms old looks fresh for at most the bound).
     #[cold]
     fn wake_stale(&self) -> bool {
+        const {
+            assert!(
+                P::WAKE_STALE_NANOS == 0
+                    || (P::WAKE_STALE_NANOS >> WAKE_CLOCK_SHIFT >= 1
+                        && P::WAKE_STALE_NANOS >> WAKE_CLOCK_SHIFT <= 255),
+                "WAKE_STALE_NANOS must be 0 (off) or 1 to 255 clock units (8.2 us to 2.09 ms)"
+            )
+        };
         let Some(now) = wake_clock() else {
             return false;
         };
-        let bound = (P::WAKE_STALE_NANOS >> WAKE_CLOCK_SHIFT).clamp(1, 255) as u8;
+        let bound = (P::WAKE_STALE_NANOS >> WAKE_CLOCK_SHIFT) as u8;
         // Relaxed: a hint (see `woke_at`).
         now.wrapping_sub(self.woke_at.load(Ordering::Relaxed)) >= bound
     }

@@ -11,7 +11,8 @@
 //! ([`Handoff`], the default before), [`RawBargingMutex`] (under [`BargingMutex`]) PostgreSQL's
 //! ([`Barging`]). An uncontended lock is one CAS on the
 //! word (free → `VAL_EXCLUSIVE`), an unlock one `fetch_sub` that wakes only when `HAS_WAITERS`
-//! and `RELEASE_OK` are set and the lock became free.
+//! and `RELEASE_OK` are set and the lock became free (under [`Adaptive`] also with `RELEASE_OK`
+//! clear, once the wake pass that cleared it is about 50 µs old).
 //!
 //! ```
 //! use lwlock::Mutex;
@@ -27,8 +28,9 @@ use crate::{Adaptive, AtomicLwLock, Barging, Handoff, Mode, Policy, RawLwLock};
 /// A raw mutex: the atomic-state LWLock under policy `P`, used only exclusively. 16 bytes.
 ///
 /// # Fairness
-/// The LWLock's, per policy. Both: an unlock frees the lock and then wakes the first queued
-/// waiter (and inhibits further wakeups until it has run, `RELEASE_OK`); the woken thread
+/// The LWLock's, per policy. All: an unlock frees the lock and then wakes the first queued
+/// waiter (and inhibits further wakeups until it has run, `RELEASE_OK`; under [`Adaptive`] for
+/// about 50 µs at most); the woken thread
 /// competes with newcomers, which may take the lock first (barging), and re-queues at the tail if
 /// it loses. With [`Barging`] (PostgreSQL's policy, [`RawBargingMutex`]) that is all: a waiter is
 /// not guaranteed to make progress while newcomers keep arriving (the 2002

@@ -625,6 +625,26 @@ mod tests {
         assert_eq!(l.state() & (HAS_WAITERS | LOCK_MASK | HANDOFF), 0);
     }
 
+    /// The stale-wake rule's test itself: a pass just recorded is fresh (the throttle holds), one
+    /// 100 units (0.8 ms) old is stale. Three tries each: a preemption between the two clock
+    /// reads could make either look wrong once.
+    #[test]
+    fn a_fresh_throttle_holds_and_a_stale_one_does_not() {
+        let l = RawAdaptiveLwLock::new();
+        let clock = || super::super::wake_clock().expect("a clock outside the models");
+        let fresh = (0..3).any(|_| {
+            l.woke_at.store(clock(), Ordering::Relaxed);
+            !l.wake_stale()
+        });
+        assert!(fresh, "a wake pass just recorded counted as stale");
+        let stale = (0..3).any(|_| {
+            l.woke_at
+                .store(clock().wrapping_sub(100), Ordering::Relaxed);
+            l.wake_stale()
+        });
+        assert!(stale, "a wake pass 0.8 ms old counted as fresh");
+    }
+
     /// Writers past their bound and readers mixed, with sections long enough that bounds pass
     /// (the re-queue at the front, behind an owner, the rule's scans): every section runs, no
     /// update is lost and the word ends clean.
