@@ -5,18 +5,12 @@
 
 mod common;
 
-use common::{bench, csv_rows};
+use common::{bench, csv_rows, out_dir};
 use std::path::PathBuf;
 use std::process::Output;
 
-fn out_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lwbench-clog-work-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
-
 fn run(name: &str, args: &[&str]) -> (Output, PathBuf) {
-    let d = out_dir(name);
+    let d = out_dir("clog-work", name);
     let mut a = args.to_vec();
     let ds = d.to_string_lossy().into_owned();
     a.extend_from_slice(&["--out", &ds]);

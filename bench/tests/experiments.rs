@@ -8,7 +8,7 @@
 //! 2 naming that `locks[i].lock`, and a note says the file was not run.
 
 mod common;
-use common::bench;
+use common::{bench, out_dir};
 use lwbench::registry::LockKind;
 use std::path::{Path, PathBuf};
 
@@ -24,12 +24,6 @@ fn files() -> Vec<PathBuf> {
         .collect();
     v.sort();
     v
-}
-
-fn out_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lwbench-exp-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
 }
 
 /// The engine options of this build's tiny run.
@@ -85,7 +79,7 @@ fn every_experiment_file_runs_at_a_tiny_scale() {
             .map(|(i, l)| (i, l.lock.clone()))
             .collect();
         let clients = *file.clients.iter().min().unwrap();
-        let out = out_dir(&name);
+        let out = out_dir("exp", &name);
         let threads = clients.to_string();
         let mut args = vec![
             "--experiment",
@@ -172,7 +166,7 @@ fn good() -> String {
 }
 
 fn expect_bad(name: &str, text: &str, field: &str) {
-    let dir = out_dir(&format!("bad-{name}"));
+    let dir = out_dir("exp", &format!("bad-{name}"));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("{name}.toml"));
     std::fs::write(&path, text).unwrap();
@@ -240,7 +234,7 @@ fn bad_files_exit_2_naming_the_field() {
 fn the_file_sets_what_runs() {
     // --locks, --workload, --work ... beside --experiment: exit 2 naming the option.
     let path = experiments_dir().join("seed-000-pgbench-select.toml");
-    let out = out_dir("conflict");
+    let out = out_dir("exp", "conflict");
     for extra in [
         &["--locks", "atomic"][..],
         &["--work", "5"],

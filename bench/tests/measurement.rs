@@ -5,15 +5,9 @@
 
 mod common;
 
-use common::bench;
-use std::path::{Path, PathBuf};
+use common::{bench, num, out_dir};
+use std::path::Path;
 use std::time::{Duration, Instant};
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lwbench-meas-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
 
 /// results.csv as a list of column → value maps.
 fn rows(dir: &Path) -> Vec<std::collections::HashMap<String, String>> {
@@ -36,16 +30,9 @@ fn rows(dir: &Path) -> Vec<std::collections::HashMap<String, String>> {
         .collect()
 }
 
-fn f(row: &std::collections::HashMap<String, String>, k: &str) -> f64 {
-    row.get(k)
-        .unwrap_or_else(|| panic!("column {k} missing"))
-        .parse()
-        .unwrap_or_else(|_| panic!("column {k}: {:?}", row.get(k)))
-}
-
 #[test]
 fn rates_count_the_window_and_the_tail_is_apart() {
-    let out = tmp("window");
+    let out = out_dir("meas", "window");
     let o = bench(&[
         "--workload",
         "end-xact,null",
@@ -64,7 +51,7 @@ fn rates_count_the_window_and_the_tail_is_apart() {
     let rows = rows(&out);
     assert_eq!(rows.len(), 2 * 2 * 2 * 2);
     for r in &rows {
-        let (ops, secs, rate) = (f(r, "ops"), f(r, "duration_s"), f(r, "ops_per_sec"));
+        let (ops, secs, rate) = (num(r, "ops"), num(r, "duration_s"), num(r, "ops_per_sec"));
         // The rate is the window's work over the window (same run, same numbers).
         assert!(
             (rate - ops / secs).abs() <= 1.0 + rate * 1e-9,
@@ -72,20 +59,20 @@ fn rates_count_the_window_and_the_tail_is_apart() {
             ops / secs
         );
         assert!(
-            f(r, "ops_total") >= ops,
+            num(r, "ops_total") >= ops,
             "the tail is counted apart, never lost"
         );
-        assert!(f(r, "tail_s") >= 0.0);
-        assert_eq!(f(r, "requested_s"), 0.08);
+        assert!(num(r, "tail_s") >= 0.0);
+        assert_eq!(num(r, "requested_s"), 0.08);
         assert!(secs >= 0.08, "the window cannot be shorter than requested");
-        let threads = f(r, "threads");
-        let cs = f(r, "cs_per_thread");
+        let threads = num(r, "threads");
+        let cs = num(r, "cs_per_thread");
         assert!(cs >= 0.0);
         // The flag is its definition: more threads than cores and fewer than 20 slices each.
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
         let short = threads > cores && cs < 20.0;
         assert_eq!(r["fair_short"], short.to_string(), "{r:?}");
-        assert!(f(r, "spins_per_delay") > 0.0);
+        assert!(num(r, "spins_per_delay") > 0.0);
     }
     let meta: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap();
@@ -97,7 +84,7 @@ fn rates_count_the_window_and_the_tail_is_apart() {
 
 #[test]
 fn the_sampler_can_be_turned_off_and_does_not_stretch_trials() {
-    let out = tmp("sampler-off");
+    let out = out_dir("meas", "sampler-off");
     let o = bench(&[
         "--workload",
         "end-xact",
@@ -116,8 +103,8 @@ fn the_sampler_can_be_turned_off_and_does_not_stretch_trials() {
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     for r in rows(&out) {
-        assert_eq!(f(&r, "wait_samples"), 0.0);
-        assert_eq!(f(&r, "sampler_passes"), 0.0);
+        assert_eq!(num(&r, "wait_samples"), 0.0);
+        assert_eq!(num(&r, "sampler_passes"), 0.0);
     }
     // A long interval: the sampler stops with the trial instead of finishing its sleep.
     let t0 = Instant::now();
@@ -146,7 +133,7 @@ fn the_sampler_can_be_turned_off_and_does_not_stretch_trials() {
     for r in rows(&out) {
         // At most one pass (none if the trial ended before the sampler first ran), then it
         // stopped with the trial instead of sleeping on.
-        assert!(f(&r, "sampler_passes") <= 1.0, "{r:?}");
+        assert!(num(&r, "sampler_passes") <= 1.0, "{r:?}");
     }
     let bad = bench(&["--sample-interval", "sometimes"]);
     assert_eq!(bad.status.code(), Some(2));
@@ -160,7 +147,7 @@ fn the_sampler_can_be_turned_off_and_does_not_stretch_trials() {
 #[cfg(target_os = "linux")]
 #[test]
 fn cpu_busy_and_cpu_seconds_per_transaction_are_reported() {
-    let out = tmp("cpu");
+    let out = out_dir("meas", "cpu");
     let o = bench(&[
         "--workload",
         "end-xact",
@@ -179,15 +166,19 @@ fn cpu_busy_and_cpu_seconds_per_transaction_are_reported() {
     let rows = rows(&out);
     assert_eq!(rows.len(), 2);
     for r in &rows {
-        let (busy, per, cores) = (f(r, "cpu_busy_pct"), f(r, "cpu_s_per_txn"), f(r, "cores"));
+        let (busy, per, cores) = (
+            num(r, "cpu_busy_pct"),
+            num(r, "cpu_s_per_txn"),
+            num(r, "cores"),
+        );
         assert!(busy > 0.0 && busy <= 110.0 / cores, "{r:?}");
         assert!(per > 0.0, "{r:?}");
         // CPU seconds per transaction times transactions is the CPU time: at most the window.
-        assert!(per * f(r, "txns") <= f(r, "duration_s") * 1.1, "{r:?}");
-        let sys = f(r, "cpu_sys_pct");
+        assert!(per * num(r, "txns") <= num(r, "duration_s") * 1.1, "{r:?}");
+        let sys = num(r, "cpu_sys_pct");
         assert!((0.0..=100.0).contains(&sys), "{r:?}");
     }
     let points = common::csv_rows(&out.join("points.csv"));
-    assert!(f(&points[0], "cpu_s_per_txn") > 0.0);
+    assert!(num(&points[0], "cpu_s_per_txn") > 0.0);
     std::fs::remove_dir_all(&out).ok();
 }

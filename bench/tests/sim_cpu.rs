@@ -6,25 +6,11 @@
 #![cfg(lwsim)]
 
 mod common;
-use common::{bench, csv_rows};
-use std::collections::HashMap;
-use std::path::PathBuf;
-
-fn out_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lwbench-simcpu-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
-
-fn f(row: &HashMap<String, String>, k: &str) -> f64 {
-    row[k]
-        .parse()
-        .unwrap_or_else(|_| panic!("column {k}: {:?}", row.get(k)))
-}
+use common::{bench, csv_rows, num, out_dir};
 
 #[test]
 fn one_worker_keeps_one_core_of_four_busy_and_contention_costs_cpu() {
-    let d = out_dir("busy");
+    let d = out_dir("simcpu", "busy");
     let o = bench(&[
         "--engine",
         "sim",
@@ -49,7 +35,7 @@ fn one_worker_keeps_one_core_of_four_busy_and_contention_costs_cpu() {
     let (one, four) = (at("1"), at("4"));
     for r in [one, four] {
         assert_eq!(r["cores"], "4");
-        assert!(f(r, "cpu_s_per_txn") > 0.0, "{r:?}");
+        assert!(num(r, "cpu_s_per_txn") > 0.0, "{r:?}");
         assert_eq!(
             r["cpu_sys_pct"], "",
             "no user/system split on the simulator"
@@ -58,26 +44,26 @@ fn one_worker_keeps_one_core_of_four_busy_and_contention_costs_cpu() {
     // One worker that never sleeps (an uncontended lock never blocks) is on its core the whole
     // window and the other three cores have no thread: 25 %. The tolerance covers only the
     // one-decimal rounding and the nanosecond truncation of the window's edges.
-    let busy1 = f(one, "cpu_busy_pct");
+    let busy1 = num(one, "cpu_busy_pct");
     assert!(
         (busy1 - 25.0).abs() <= 0.1,
         "one worker of four cores: {busy1} %"
     );
     // The CPU time is the window's: busy × cores × window = CPU seconds per transaction × txns.
-    let cpu = busy1 / 100.0 * 4.0 * f(one, "duration_s");
-    let per = f(one, "cpu_s_per_txn") * f(one, "txns");
+    let cpu = busy1 / 100.0 * 4.0 * num(one, "duration_s");
+    let per = num(one, "cpu_s_per_txn") * num(one, "txns");
     assert!((cpu - per).abs() <= cpu * 1e-3, "{cpu} s vs {per} s");
     // Four workers contending for one lock word: more of the machine busy, more CPU per
     // transaction (each pays for the line's transfers).
-    let busy4 = f(four, "cpu_busy_pct");
+    let busy4 = num(four, "cpu_busy_pct");
     assert!(busy4 > 2.0 * busy1, "four contending workers: {busy4} %");
     assert!(
-        f(four, "cpu_s_per_txn") > f(one, "cpu_s_per_txn"),
+        num(four, "cpu_s_per_txn") > num(one, "cpu_s_per_txn"),
         "{} vs {} CPU s per transaction",
-        f(four, "cpu_s_per_txn"),
-        f(one, "cpu_s_per_txn")
+        num(four, "cpu_s_per_txn"),
+        num(one, "cpu_s_per_txn")
     );
     let points = csv_rows(&d.join("points.csv"));
-    assert!(points.iter().all(|p| f(p, "cpu_busy_pct") > 0.0));
+    assert!(points.iter().all(|p| num(p, "cpu_busy_pct") > 0.0));
     std::fs::remove_dir_all(&d).ok();
 }

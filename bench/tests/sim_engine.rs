@@ -5,28 +5,11 @@
 #![cfg(lwsim)]
 
 mod common;
-use common::{bench, csv_rows};
-use std::path::PathBuf;
-
-fn out_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lwbench-sim-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
-
-fn run_ok(args: &[&str]) {
-    let o = bench(args);
-    assert!(
-        o.status.success(),
-        "{args:?}: {}\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stderr)
-    );
-}
+use common::{bench, csv_rows, out_dir, run_ok};
 
 #[test]
 fn the_same_point_twice_gives_identical_rows_and_trials_differ() {
-    let (a, b) = (out_dir("det-a"), out_dir("det-b"));
+    let (a, b) = (out_dir("sim", "det-a"), out_dir("sim", "det-b"));
     for d in [&a, &b] {
         run_ok(&[
             "--engine",
@@ -68,7 +51,7 @@ fn the_same_point_twice_gives_identical_rows_and_trials_differ() {
 
 #[test]
 fn the_acceptance_sweep_writes_every_file_with_the_sim_columns() {
-    let d = out_dir("acceptance");
+    let d = out_dir("sim", "acceptance");
     run_ok(&[
         "--engine",
         "sim",
@@ -163,7 +146,7 @@ fn flex_leader_serves_commits_with_fewer_exclusive_acquisitions() {
         eprintln!("skipped: needs --features stats (exclusive acquisitions are counted there)");
         return;
     }
-    let d = out_dir("costs");
+    let d = out_dir("sim", "costs");
     run_ok(&[
         "--engine",
         "sim",
@@ -202,7 +185,7 @@ fn flex_leader_serves_commits_with_fewer_exclusive_acquisitions() {
 /// shared counter, and the reader-bias lock's `is_locked` read every reader's slot line.)
 #[test]
 fn read_only_snapshots_on_the_reader_bias_lock_move_no_line() {
-    let d = out_dir("reader-bias");
+    let d = out_dir("sim", "reader-bias");
     run_ok(&[
         "--engine",
         "sim",
@@ -251,7 +234,7 @@ fn read_only_snapshots_on_the_reader_bias_lock_move_no_line() {
 /// word's line on every read.
 #[test]
 fn lock_free_map_reads_move_no_line_and_locked_reads_do() {
-    let d = out_dir("pin-vm");
+    let d = out_dir("sim", "pin-vm");
     run_ok(&[
         "--engine",
         "sim",

@@ -5,21 +5,8 @@
 #![cfg(lwsim)]
 
 mod common;
-use common::{bench, csv_rows};
-use std::path::{Path, PathBuf};
-
-fn out_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lwbench-simtools-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
-
-fn run_ok(args: &[&str]) -> String {
-    let o = bench(args);
-    let err = String::from_utf8_lossy(&o.stderr).to_string();
-    assert!(o.status.success(), "{args:?}: {}\n{err}", o.status);
-    err
-}
+use common::{bench, csv_rows, out_dir, run_ok};
+use std::path::Path;
 
 /// A small contended sweep on 8 simulated cores, with `extra` appended.
 fn sweep(out: &Path, extra: &[&str]) -> String {
@@ -51,7 +38,11 @@ fn meta(d: &Path) -> serde_json::Value {
 
 #[test]
 fn jobs_do_not_change_a_byte_of_the_files() {
-    let (one, two, four) = (out_dir("jobs1"), out_dir("jobs2"), out_dir("jobs4"));
+    let (one, two, four) = (
+        out_dir("simtools", "jobs1"),
+        out_dir("simtools", "jobs2"),
+        out_dir("simtools", "jobs4"),
+    );
     // Two workloads, four locks, three thread counts: more tasks than threads, of uneven
     // lengths, so the trials finish out of order when they run side by side.
     let run = |d: &Path, jobs: &str| {
@@ -98,7 +89,10 @@ fn jobs_do_not_change_a_byte_of_the_files() {
 
 #[test]
 fn set_overrides_a_key_changes_the_figure_and_is_recorded() {
-    let (base, slow) = (out_dir("set-base"), out_dir("set-slow"));
+    let (base, slow) = (
+        out_dir("simtools", "set-base"),
+        out_dir("simtools", "set-slow"),
+    );
     sweep(&base, &[]);
     // Line transfers within the L3 ten times slower than the profile's 43.5 ns.
     sweep(
@@ -154,7 +148,7 @@ fn set_overrides_a_key_changes_the_figure_and_is_recorded() {
 
 #[test]
 fn sensitivity_writes_base_half_and_double_per_point() {
-    let d = out_dir("sensitivity");
+    let d = out_dir("simtools", "sensitivity");
     sweep(
         &d,
         &[

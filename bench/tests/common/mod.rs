@@ -72,3 +72,29 @@ impl Drop for Watchdog {
         }
     }
 }
+
+/// A fresh output directory for one test: `lwbench-{tag}-{pid}-{name}` under the temporary
+/// directory, removed first if a previous run left it.
+pub fn out_dir(tag: &str, name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("lwbench-{tag}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// Runs `bench` with `args`, failing with its status and stderr unless it succeeds; returns
+/// its stderr.
+pub fn run_ok(args: &[&str]) -> String {
+    let o = bench(args);
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(o.status.success(), "{args:?}: {}\n{err}", o.status);
+    err
+}
+
+/// Column `k` of a CSV row as a number, failing with the column's name if it is missing or
+/// not a number.
+pub fn num(row: &HashMap<String, String>, k: &str) -> f64 {
+    row.get(k)
+        .unwrap_or_else(|| panic!("column {k} missing"))
+        .parse()
+        .unwrap_or_else(|_| panic!("column {k}: {:?}", row.get(k)))
+}
