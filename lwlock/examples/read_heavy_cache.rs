@@ -9,11 +9,19 @@
 //! * `lwlock::BargingRwLock` (PostgreSQL's policy: readers barge past a queued writer),
 //! * `parking_lot::RwLock` (eventual fairness).
 //!
-//! It prints, per lock, the writes completed, the writer's wait for the lock (p50, p99, max) and
-//! the readers' lookups per second, then the ratios against parking_lot.
+//! A 2 s run has about 150 writes, so its p99 is its second-longest wait and moves by 5x between
+//! runs on a loaded machine. The program therefore runs `--trials` trials (default 5); each trial
+//! runs every lock once, in an order rotated by one per trial so that no lock always follows the
+//! same one. It prints, per lock, the median over the trials of the writes completed and of the
+//! writer's wait for the lock (p50, p99, max), the p99 of every trial's waits pooled, and the
+//! readers' lookups per second, then the ratios against parking_lot.
+//!
+//! Built with the `stats` feature it also prints, for lwlock's locks, the LWLOCK_STATS counters
+//! summed over the trials per write: the sleeps on the lock (`block_count`, the readers' and the
+//! writer's) and the backoff sleeps on the wait-list bit (`spin_delay_count`).
 //!
 //! ```text
-//! cargo run --release -p lwlock --example read_heavy_cache [-- --seconds S --readers N --every-ms M]
+//! cargo run --release -p lwlock [--features stats] --example read_heavy_cache [-- --seconds S --readers N --every-ms M --trials T]
 //! ```
 
 use std::collections::HashMap;
@@ -21,13 +29,75 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// One lock's trial: the writer's waits (sorted) and the readers' rate.
 struct Outcome {
+    waits: Vec<Duration>,
+    lookups_per_s: f64,
+    /// The lock's counters after the trial (lwlock's locks with the `stats` feature).
+    stats: Option<lwlock::LockStats>,
+}
+
+impl Outcome {
+    fn q(&self, p: f64) -> Duration {
+        quantile(&self.waits, p)
+    }
+}
+
+/// The `p` quantile of sorted `waits` (nearest rank below).
+fn quantile(waits: &[Duration], p: f64) -> Duration {
+    waits[((waits.len() as f64 * p) as usize).min(waits.len() - 1)]
+}
+
+/// The median of `xs` (the upper one of an even count).
+fn median<T: Copy + PartialOrd>(mut xs: Vec<T>) -> T {
+    xs.sort_by(|a, b| a.partial_cmp(b).expect("no NaN"));
+    xs[xs.len() / 2]
+}
+
+/// One lock's trials, summarised.
+struct Summary {
     name: &'static str,
     writes: usize,
     p50: Duration,
     p99: Duration,
     max: Duration,
+    pooled_p99: Duration,
     lookups_per_s: f64,
+    /// Sleeps on the lock and wait-list backoff sleeps per write, over all trials.
+    per_write: Option<(f64, f64)>,
+}
+
+fn summarise(name: &'static str, trials: &[Outcome]) -> Summary {
+    let mut pooled: Vec<Duration> = trials.iter().flat_map(|o| o.waits.clone()).collect();
+    pooled.sort();
+    Summary {
+        name,
+        writes: median(trials.iter().map(|o| o.waits.len()).collect()),
+        p50: median(trials.iter().map(|o| o.q(0.5)).collect()),
+        p99: median(trials.iter().map(|o| o.q(0.99)).collect()),
+        max: median(trials.iter().map(|o| *o.waits.last().unwrap()).collect()),
+        pooled_p99: quantile(&pooled, 0.99),
+        lookups_per_s: median(trials.iter().map(|o| o.lookups_per_s).collect()),
+        per_write: trials
+            .iter()
+            .map(|o| o.stats)
+            .reduce(|a, b| Some(a? + b?))
+            .flatten()
+            .map(|s| {
+                let writes = pooled.len() as f64;
+                (s.block as f64 / writes, s.spin_delay as f64 / writes)
+            }),
+    }
+}
+
+/// The counters of one of lwlock's locks.
+fn lw_stats<R: lwlock::RawLwLock>(r: &R) -> Option<lwlock::LockStats> {
+    r.stats()
+}
+
+/// parking_lot keeps none.
+fn no_stats<R>(_: &R) -> Option<lwlock::LockStats> {
+    None
 }
 
 #[derive(Clone, Copy)]
@@ -35,9 +105,10 @@ struct Cfg {
     seconds: f64,
     readers: usize,
     every: Duration,
+    trials: usize,
 }
 
-fn run<R>(name: &'static str, cfg: Cfg) -> Outcome
+fn run<R>(cfg: Cfg, stats: fn(&R) -> Option<lwlock::LockStats>) -> Outcome
 where
     R: lock_api::RawRwLock + Send + Sync + 'static,
 {
@@ -96,13 +167,11 @@ where
         let _ = r.join().unwrap();
     }
     waits.sort();
-    let q = |p: f64| waits[((waits.len() as f64 * p) as usize).min(waits.len() - 1)];
+    // SAFETY: only reads the raw lock's counters; every thread has stopped and been joined.
+    let stats = stats(unsafe { cache.raw() });
     Outcome {
-        name,
-        writes: waits.len(),
-        p50: q(0.5),
-        p99: q(0.99),
-        max: *waits.last().unwrap(),
+        stats,
+        waits,
         lookups_per_s: lookups.load(Ordering::Relaxed) as f64 / elapsed.as_secs_f64(),
     }
 }
@@ -112,6 +181,7 @@ fn parse_args() -> Cfg {
         seconds: 2.0,
         readers: 8,
         every: Duration::from_millis(5),
+        trials: 5,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -128,9 +198,17 @@ fn parse_args() -> Cfg {
             "--seconds" => cfg.seconds = value("--seconds"),
             "--readers" => cfg.readers = value("--readers") as usize,
             "--every-ms" => cfg.every = Duration::from_secs_f64(value("--every-ms") / 1000.0),
+            "--trials" => {
+                let t = value("--trials");
+                if t.fract() != 0.0 {
+                    eprintln!("read_heavy_cache: --trials needs a whole number");
+                    std::process::exit(2);
+                }
+                cfg.trials = t as usize;
+            }
             other => {
                 eprintln!(
-                    "read_heavy_cache: unknown argument {other:?} (expected --seconds, --readers, --every-ms)"
+                    "read_heavy_cache: unknown argument {other:?} (expected --seconds, --readers, --every-ms, --trials)"
                 );
                 std::process::exit(2);
             }
@@ -139,37 +217,73 @@ fn parse_args() -> Cfg {
     cfg
 }
 
+/// The locks compared, parking_lot last (the ratios are against it).
+const LOCKS: [(&str, fn(Cfg) -> Outcome); 5] = [
+    ("lwlock::RwLock (adaptive)", |c| {
+        run::<lwlock::RawRwLock>(c, lw_stats)
+    }),
+    ("lwlock::TaskFairRwLock", |c| {
+        run::<lwlock::RawTaskFairLwLock>(c, lw_stats)
+    }),
+    ("lwlock::HandoffRwLock", |c| {
+        run::<lwlock::RawHandoffLwLock>(c, lw_stats)
+    }),
+    ("lwlock::BargingRwLock", |c| {
+        run::<lwlock::RawAtomicLwLock>(c, lw_stats)
+    }),
+    ("parking_lot::RwLock", |c| {
+        run::<parking_lot::RawRwLock>(c, no_stats)
+    }),
+];
+
 fn main() {
     let cfg = parse_args();
     println!(
-        "read-heavy cache: {} readers, one write every {:?}, {} s per lock",
-        cfg.readers, cfg.every, cfg.seconds
+        "read-heavy cache: {} readers, one write every {:?}, {} s per lock and trial, {} trials \
+         (medians over the trials)",
+        cfg.readers, cfg.every, cfg.seconds, cfg.trials
     );
-    let results = [
-        run::<lwlock::RawRwLock>("lwlock::RwLock (adaptive)", cfg),
-        run::<lwlock::RawTaskFairLwLock>("lwlock::TaskFairRwLock", cfg),
-        run::<lwlock::RawHandoffLwLock>("lwlock::HandoffRwLock", cfg),
-        run::<lwlock::RawAtomicLwLock>("lwlock::BargingRwLock", cfg),
-        run::<parking_lot::RawRwLock>("parking_lot::RwLock", cfg),
-    ];
+    let mut outcomes: Vec<Vec<Outcome>> = LOCKS.iter().map(|_| Vec::new()).collect();
+    for t in 0..cfg.trials {
+        for k in 0..LOCKS.len() {
+            let i = (k + t) % LOCKS.len();
+            outcomes[i].push((LOCKS[i].1)(cfg));
+        }
+    }
+    let results: Vec<Summary> = LOCKS
+        .iter()
+        .zip(&outcomes)
+        .map(|((name, _), trials)| summarise(name, trials))
+        .collect();
     println!(
-        "{:<28} {:>7} {:>12} {:>12} {:>12} {:>14}",
-        "lock", "writes", "wait p50", "wait p99", "wait max", "lookups/s"
+        "{:<28} {:>7} {:>12} {:>12} {:>12} {:>12} {:>14}",
+        "lock", "writes", "wait p50", "wait p99", "wait max", "pooled p99", "lookups/s"
     );
     for o in &results {
         println!(
-            "{:<28} {:>7} {:>12.1?} {:>12.1?} {:>12.1?} {:>14.3e}",
-            o.name, o.writes, o.p50, o.p99, o.max, o.lookups_per_s
+            "{:<28} {:>7} {:>12.1?} {:>12.1?} {:>12.1?} {:>12.1?} {:>14.3e}",
+            o.name, o.writes, o.p50, o.p99, o.max, o.pooled_p99, o.lookups_per_s
         );
+    }
+    for o in &results {
+        if let Some((sleeps, delays)) = o.per_write {
+            println!(
+                "{}: per write, {sleeps:.2} sleeps on the lock, {delays:.3} wait-list backoff sleeps",
+                o.name
+            );
+        }
     }
     let (pl, others) = results.split_last().expect("parking_lot is the last row");
     for o in others {
         println!(
-            "{}: writes {:.2}x parking_lot's, lookups {:.2}x, writer p99 {:?}",
+            "{}: writes {:.2}x parking_lot's, lookups {:.2}x, writer p99 {:?} ({:.2}x), pooled p99 {:?} ({:.2}x)",
             o.name,
             o.writes as f64 / pl.writes as f64,
             o.lookups_per_s / pl.lookups_per_s,
-            o.p99
+            o.p99,
+            o.p99.as_secs_f64() / pl.p99.as_secs_f64(),
+            o.pooled_p99,
+            o.pooled_p99.as_secs_f64() / pl.pooled_p99.as_secs_f64(),
         );
     }
 }
