@@ -218,7 +218,10 @@ fn parse_args() -> Cfg {
 }
 
 /// The locks compared, parking_lot last (the ratios are against it).
-const LOCKS: [(&str, fn(Cfg) -> Outcome); 5] = [
+/// A lock's name and the function that runs one trial with it.
+type Entry = (&'static str, fn(Cfg) -> Outcome);
+
+const LOCKS: [Entry; 5] = [
     ("lwlock::RwLock (adaptive)", |c| {
         run::<lwlock::RawRwLock>(c, lw_stats)
     }),
