@@ -6,7 +6,7 @@
 //! the same session as the calibration the profile came from.
 //!
 //! ```text
-//! cargo run --release -p lwsim --example cas_runs [-- --profile NAME|PATH] [--trials N] [--ops N]
+//! cargo run --release -p lwsim --example cas_runs [-- --profile NAME|PATH] [--trials N] [--ops N] [--set KEY=VALUE,...]
 //! ```
 //!
 //! Run lengths: each thread records the values its `fetch_add`s returned; merged, the values
@@ -197,7 +197,13 @@ fn main() {
     let profile_name = arg("--profile").unwrap_or_else(|| "this-machine".into());
     let trials: usize = arg("--trials").map_or(7, |s| s.parse().expect("--trials N"));
     let ops: u64 = arg("--ops").map_or(1_000_000, |s| s.parse().expect("--ops N"));
-    let profile = Profile::load(&profile_name).unwrap_or_else(|e| panic!("{e}"));
+    let mut profile = Profile::load(&profile_name).unwrap_or_else(|e| panic!("{e}"));
+    if let Some(spec) = arg("--set") {
+        if let Err(e) = profile.set_all(&spec) {
+            eprintln!("cas_runs: --set {e}");
+            std::process::exit(2);
+        }
+    }
 
     // The real figures need both threads on a CPU at once: a loaded machine time-slices them.
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();

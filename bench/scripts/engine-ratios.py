@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Compares two lwbench runs of the same sweep, one on real threads and one simulated, by the
+ratios between locks: for each workload and thread count, every pair of locks (A, B) gives the
+real TPS ratio A/B and the simulated one, and the pair agrees when the simulated ratio is within
+the band (default +-25 %) of the real one. Absolute rates are not compared: the simulated machine
+charges no application code beyond the workload's, so only the ratios between locks run on one
+engine can be set beside each other.
+
+Usage: bench/scripts/engine-ratios.py REAL_DIR SIM_DIR [--band 0.25]
+(each directory holds the points.csv lwbench wrote). Prints a markdown table of every pair and a
+closing line with the count within the band. Exits 2 on a bad argument or a missing file.
+"""
+import csv
+import itertools
+import sys
+
+
+def load(path):
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as e:
+        print(f"engine-ratios: cannot read {path}: {e}", file=sys.stderr)
+        sys.exit(2)
+    out = {}
+    for r in rows:
+        out[(r["workload"], int(r["threads"]), r["lock"])] = float(r["median_txn_per_sec"])
+    return out
+
+
+def main(argv):
+    args = list(argv)
+    band = 0.25
+    if "--band" in args:
+        i = args.index("--band")
+        try:
+            band = float(args[i + 1])
+            if not 0 < band < 1:
+                raise ValueError
+        except (IndexError, ValueError):
+            print("engine-ratios: --band needs a number between 0 and 1", file=sys.stderr)
+            sys.exit(2)
+        del args[i : i + 2]
+    if len(args) != 2:
+        print("usage: engine-ratios.py REAL_DIR SIM_DIR [--band 0.25]", file=sys.stderr)
+        sys.exit(2)
+    real = load(args[0] + "/points.csv")
+    sim = load(args[1] + "/points.csv")
+    keys = sorted({(w, t) for (w, t, _) in real} & {(w, t) for (w, t, _) in sim})
+    if not keys:
+        print("engine-ratios: the two runs share no workload and thread count", file=sys.stderr)
+        sys.exit(2)
+    print("| workload | threads | A / B | real | simulated | sim / real | within |")
+    print("|---|---:|---|---:|---:|---:|---|")
+    within = total = 0
+    for w, t in keys:
+        locks = sorted({l for (w2, t2, l) in real if (w2, t2) == (w, t)}
+                       & {l for (w2, t2, l) in sim if (w2, t2) == (w, t)})
+        for a, b in itertools.combinations(locks, 2):
+            rr = real[(w, t, a)] / real[(w, t, b)]
+            sr = sim[(w, t, a)] / sim[(w, t, b)]
+            q = sr / rr
+            ok = abs(q - 1) <= band
+            within += ok
+            total += 1
+            print(f"| {w} | {t} | {a} / {b} | {rr:.2f} | {sr:.2f} | {q:.2f} | {'yes' if ok else '**no**'} |")
+    print()
+    print(f"within +-{band * 100:.0f} %: {within} of {total}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
