@@ -2,7 +2,11 @@
 //! parking_lot. No PostgreSQL counterpart (PostgreSQL has no mutex or reader-writer lock type).
 //!
 //! N threads each loop: lock → update one of 64 counters in a shared `Vec<u64>` → unlock → a
-//! little private work (a few rounds of a PRNG). Three scenarios:
+//! little private work (a few rounds of a PRNG). A write also records its thread in the vector
+//! and counts a handover when the previous write was another thread's, so each cell reports the
+//! writes per handover: how long one thread keeps the lock's line and the data (a lock that lets
+//! the releasing thread re-take it runs long; one that passes it on every release runs 1).
+//! Three scenarios:
 //!
 //! * `mutex`: a `Mutex<Vec<u64>>`;
 //! * `rwlock-write`: an `RwLock<Vec<u64>>`, every operation a write;
@@ -11,13 +15,14 @@
 //! Each scenario runs lwlock's defaults (`lwlock::Mutex`, `lwlock::RwLock`: the adaptive
 //! policy), the previous defaults (`lwlock::HandoffMutex`, `lwlock::TaskFairRwLock`),
 //! parking_lot 0.12 and std, in one run;
-//! the table gives operations per second (median of the trials) and each cell's ratio to
-//! parking_lot. After each trial the counters' sum must equal the writes counted, or the
-//! program exits 1.
+//! each trial runs every lock once, in an order rotated per trial. The table gives operations
+//! per second (median of the trials), each cell's ratio to parking_lot, the lowest and highest
+//! trial, and the median writes per handover. After each trial the counters' sum must equal the
+//! writes counted, or the program exits 1.
 //!
 //! ```sh
 //! cargo run --release -p bench --example app_counters -- [--threads 2,16,64] \
-//!     [--duration 300ms] [--trials 3] [--work 16] [--scenarios mutex,rwlock-write,rwlock-50r]
+//!     [--duration 300ms] [--trials 5] [--work 16] [--scenarios mutex,rwlock-write,rwlock-50r]
 //! ```
 //! A bad argument exits 2 with a message naming it.
 
@@ -27,18 +32,32 @@ use std::time::{Duration, Instant};
 
 /// Counters in the shared vector.
 const COUNTERS: usize = 64;
+/// Two more slots of the vector, written under the exclusive lock: the last writer (its thread
+/// number + 1) and the number of writes whose writer differs from the previous one (handovers).
+const LAST: usize = COUNTERS;
+const HANDOVERS: usize = COUNTERS + 1;
+
+/// Exclusive: add one to counter `i`, and count a handover if `me` did not make the last write.
+#[inline]
+fn bump_as(v: &mut [u64], i: usize, me: u64) {
+    v[i] += 1;
+    if v[LAST] != me {
+        v[LAST] = me;
+        v[HANDOVERS] += 1;
+    }
+}
 
 /// One lock type over the shared counters.
 trait Counters: Send + Sync + 'static {
     /// The column's name.
     const NAME: &'static str;
     fn new(v: Vec<u64>) -> Self;
-    /// Exclusive: add one to counter `i`.
-    fn bump(&self, i: usize);
+    /// Exclusive: add one to counter `i`, as thread `me` (1-based; see [`bump_as`]).
+    fn bump(&self, i: usize, me: u64);
     /// Shared (exclusive for a mutex): read counter `i`.
     fn get(&self, i: usize) -> u64;
-    /// The counters' sum (after the threads stopped).
-    fn sum(&self) -> u64;
+    /// The counters' sum and the handovers (after the threads stopped).
+    fn sum(&self) -> (u64, u64);
 }
 
 macro_rules! mutex_counters {
@@ -50,10 +69,10 @@ macro_rules! mutex_counters {
                 $ty(<$m>::new(v))
             }
             #[inline]
-            fn bump(&self, i: usize) {
+            fn bump(&self, i: usize, me: u64) {
                 let $x = &self.0;
                 let mut g = $lock;
-                g[i] += 1;
+                bump_as(&mut g, i, me);
             }
             #[inline]
             fn get(&self, i: usize) -> u64 {
@@ -61,10 +80,10 @@ macro_rules! mutex_counters {
                 let g = $lock;
                 g[i]
             }
-            fn sum(&self) -> u64 {
+            fn sum(&self) -> (u64, u64) {
                 let $x = &self.0;
                 let g = $lock;
-                g.iter().sum()
+                (g[..COUNTERS].iter().sum(), g[HANDOVERS])
             }
         }
     };
@@ -79,10 +98,10 @@ macro_rules! rwlock_counters {
                 $ty(<$l>::new(v))
             }
             #[inline]
-            fn bump(&self, i: usize) {
+            fn bump(&self, i: usize, me: u64) {
                 let $x = &self.0;
                 let mut g = $write;
-                g[i] += 1;
+                bump_as(&mut g, i, me);
             }
             #[inline]
             fn get(&self, i: usize) -> u64 {
@@ -90,10 +109,10 @@ macro_rules! rwlock_counters {
                 let g = $read;
                 g[i]
             }
-            fn sum(&self) -> u64 {
+            fn sum(&self) -> (u64, u64) {
                 let $x = &self.0;
                 let g = $read;
-                g.iter().sum()
+                (g[..COUNTERS].iter().sum(), g[HANDOVERS])
             }
         }
     };
@@ -202,7 +221,7 @@ fn parse_args() -> Opts {
     let mut o = Opts {
         threads: vec![2, 16, 64],
         duration: Duration::from_millis(300),
-        trials: 3,
+        trials: 5,
         work: 16,
         scenarios: vec![Scenario::Mutex, Scenario::RwWrite, Scenario::Rw50],
     };
@@ -283,9 +302,17 @@ fn next(x: &mut u64) -> u64 {
     *x
 }
 
-/// One trial: operations per second. Exits 1 if the counters lost an update.
-fn trial<L: Counters>(threads: usize, o: &Opts, read_pct: u64) -> f64 {
-    let lock = Arc::new(L::new(vec![0; COUNTERS]));
+/// One trial's figures.
+#[derive(Clone, Copy)]
+struct Trial {
+    ops_per_s: f64,
+    /// Writes per handover: how many writes one thread makes in a row, on average.
+    run: f64,
+}
+
+/// One trial. Exits 1 if the counters lost an update.
+fn trial<L: Counters>(threads: usize, o: &Opts, read_pct: u64) -> Trial {
+    let lock = Arc::new(L::new(vec![0; COUNTERS + 2]));
     let stop = Arc::new(AtomicBool::new(false));
     let writes = Arc::new(AtomicU64::new(0));
     let ops = Arc::new(AtomicU64::new(0));
@@ -310,7 +337,7 @@ fn trial<L: Counters>(threads: usize, o: &Opts, read_pct: u64) -> f64 {
                     if (r >> 32) % 100 < read_pct {
                         sink = sink.wrapping_add(lock.get(i));
                     } else {
-                        lock.bump(i);
+                        lock.bump(i, t as u64 + 1);
                         w += 1;
                     }
                     n += 1;
@@ -332,7 +359,7 @@ fn trial<L: Counters>(threads: usize, o: &Opts, read_pct: u64) -> f64 {
         h.join().expect("a worker panicked");
     }
     let secs = t0.elapsed().as_secs_f64();
-    let (sum, w) = (lock.sum(), writes.load(Ordering::Relaxed));
+    let ((sum, handovers), w) = (lock.sum(), writes.load(Ordering::Relaxed));
     if sum != w {
         eprintln!(
             "app_counters: {}: the counters sum to {sum}, {w} writes were made",
@@ -340,36 +367,58 @@ fn trial<L: Counters>(threads: usize, o: &Opts, read_pct: u64) -> f64 {
         );
         std::process::exit(1);
     }
-    ops.load(Ordering::Relaxed) as f64 / secs
+    Trial {
+        ops_per_s: ops.load(Ordering::Relaxed) as f64 / secs,
+        run: w as f64 / handovers.max(1) as f64,
+    }
 }
 
-fn median<L: Counters>(threads: usize, o: &Opts, read_pct: u64) -> f64 {
-    let mut v: Vec<f64> = (0..o.trials)
-        .map(|_| trial::<L>(threads, o, read_pct))
-        .collect();
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
+/// One lock's trials: the median, lowest and highest rate, and the median writes per handover.
+#[derive(Clone, Copy)]
+struct Cell {
+    median: f64,
+    min: f64,
+    max: f64,
+    run: f64,
 }
 
-/// One row: the four locks' medians, one lock after another.
+fn cell(mut v: Vec<Trial>) -> Cell {
+    v.sort_by(|a, b| a.ops_per_s.total_cmp(&b.ops_per_s));
+    let mut runs: Vec<f64> = v.iter().map(|t| t.run).collect();
+    runs.sort_by(|a, b| a.total_cmp(b));
+    Cell {
+        median: v[v.len() / 2].ops_per_s,
+        min: v[0].ops_per_s,
+        max: v[v.len() - 1].ops_per_s,
+        run: runs[runs.len() / 2],
+    }
+}
+
+/// One row: the four locks' cells. Each trial runs every lock once, in an order rotated by one
+/// per trial, so that a drift of the machine's speed during the row falls on every lock alike.
 fn row<A: Counters, B: Counters, P: Counters, S: Counters>(
     threads: usize,
     o: &Opts,
     read_pct: u64,
-) -> [f64; 4] {
-    [
-        median::<A>(threads, o, read_pct),
-        median::<B>(threads, o, read_pct),
-        median::<P>(threads, o, read_pct),
-        median::<S>(threads, o, read_pct),
-    ]
+) -> [Cell; 4] {
+    let runs: [fn(usize, &Opts, u64) -> Trial; 4] =
+        [trial::<A>, trial::<B>, trial::<P>, trial::<S>];
+    let mut trials: [Vec<Trial>; 4] = Default::default();
+    for k in 0..o.trials {
+        for j in 0..4 {
+            let i = (j + k) % 4;
+            trials[i].push(runs[i](threads, o, read_pct));
+        }
+    }
+    trials.map(cell)
 }
 
 fn main() {
     let o = parse_args();
     println!(
-        "app_counters: {} counters, work {} PRNG rounds per operation, median of {} trials of {:?}; \
-         ops/s and (ratio to parking_lot)",
+        "app_counters: {} counters, work {} PRNG rounds per operation, {} trials of {:?} (each \
+         trial runs every lock once); ops/s: median (ratio to parking_lot's median) [lowest and \
+         highest trial as % of the median] writes per handover",
         COUNTERS, o.work, o.trials, o.duration
     );
     for &sc in &o.scenarios {
@@ -385,7 +434,7 @@ fn main() {
         println!("\n{}", sc.name());
         print!("{:>7}", "threads");
         for n in names {
-            print!(" {n:>24}");
+            print!(" {n:>40}");
         }
         println!();
         for &t in &o.threads {
@@ -394,9 +443,16 @@ fn main() {
                 _ => row::<LwRw, PrevRw, PlRw, StdRw>(t, &o, sc.read_pct()),
             };
             print!("{t:>7}");
-            for v in r {
-                let cell = format!("{:.2}M ({:.2}×)", v / 1e6, v / r[2]);
-                print!(" {cell:>24}");
+            for c in r {
+                let text = format!(
+                    "{:.2}M ({:.2}×) [{:.0}/+{:.0}%] {:.1}",
+                    c.median / 1e6,
+                    c.median / r[2].median,
+                    (c.min / c.median - 1.0) * 100.0,
+                    (c.max / c.median - 1.0) * 100.0,
+                    c.run
+                );
+                print!(" {text:>40}");
             }
             println!();
         }

@@ -261,7 +261,8 @@ impl<P: Policy> AtomicLwLock<P> {
     }
 
     /// `LWLockAttemptLock`: one CAS loop. The CAS is done even when the lock is busy (storing the
-    /// unchanged value), as PostgreSQL does.
+    /// unchanged value), as PostgreSQL does, except under the spinning policy ([`Adaptive`]:
+    /// no load before an exclusive CAS, no CAS when busy; see `attempt`).
     #[inline(always)]
     fn attempt_lock(&self, mode: Mode) -> Attempt {
         self.attempt(Want::of(mode), false)
@@ -279,7 +280,16 @@ impl<P: Policy> AtomicLwLock<P> {
         } else {
             handoff
         };
-        let mut old = self.state.load(Ordering::Relaxed);
+        // The spinning policy (the drop-in types') guesses that an exclusive newcomer finds the
+        // lock idle (only RELEASE_OK set) and tries its CAS without a load first, as
+        // parking_lot's `lock` does: one RMW when the guess holds; when it fails, the failed CAS
+        // returned the word and the loop goes on from there. PostgreSQL's policies load first.
+        let guessed = P::SPIN && want == Want::Exclusive && !token;
+        let mut old = if guessed {
+            RELEASE_OK
+        } else {
+            self.state.load(Ordering::Relaxed)
+        };
         loop {
             let (free, new) = match want {
                 Want::Exclusive => {
@@ -315,6 +325,15 @@ impl<P: Policy> AtomicLwLock<P> {
                     (free, if free { old + add } else { old })
                 }
             };
+            // The spinning policy does not write a word it cannot take: `old` was read from the
+            // word (a load or a failed CAS; the guess above is always "free"), and the caller's
+            // re-check after queueing reads the word after its own HAS_WAITERS RMW, which
+            // coherence orders as that RMW does (layout.rs, "Memory orderings"). PostgreSQL's
+            // policies keep `LWLockAttemptLock`'s CAS of the unchanged value.
+            if P::SPIN && !free {
+                instructions(2);
+                return Attempt::MustWait;
+            }
             // The tests and the new value between the load (or a failed CAS) and the CAS.
             instructions(if want == Want::Exclusive { 5 } else { 8 });
             // Acquire on success: the critical section (if `free`) starts after this CAS.

@@ -6,7 +6,7 @@
 //! the same session as the calibration the profile came from.
 //!
 //! ```text
-//! cargo run --release -p lwsim --example cas_runs [-- --profile NAME|PATH] [--trials N] [--ops N] [--set KEY=VALUE,...]
+//! cargo run --release -p lwsim --example cas_runs [-- --profile NAME|PATH] [--trials N] [--ops N] [--set KEY=VALUE,...] [--fit-residency]
 //! ```
 //!
 //! Run lengths: each thread records the values its `fetch_add`s returned; merged, the values
@@ -14,6 +14,10 @@
 //! thread. Only the stretch in which both threads were incrementing counts (from the later first
 //! value to the earlier last one), for the CAS loop too. Each figure is the median over the trials, with the lowest and
 //! highest trial; the verdict is the simulated median within ±25 % of the real one.
+//!
+//! `--fit-residency` calibrates the profile's line residency on the real CAS-loop figure (see
+//! `fit_residency`) before the table: a profile calibrated on another host keeps its residency in
+//! nanoseconds, which means nothing on a host whose RMWs cost five times as much.
 
 use lwsim::atomic::AtomicU64;
 use lwsim::{Profile, SimConfig};
@@ -187,6 +191,41 @@ fn spread(trials: &[Figures], col: Column) -> [f64; 3] {
     [med, v[0], v[v.len() - 1]]
 }
 
+/// Calibrates `residency_ns` on this machine: the residency at which the simulated 2-thread
+/// CAS loop needs the CAS attempts per success measured on real threads (`target`), found by
+/// bisection over 0..=200 ns to 0.25 ns (the simulated figure falls as the residency grows: an
+/// owner that keeps the line longer finishes more of its CAS loops before the other core's
+/// request takes it). Sets the profile's value and prints it with the figure it reproduces; the
+/// run-length rows of the table that follows are then a check the fit did not aim at.
+fn fit_residency(profile: &mut Profile, target: f64, simulate: &dyn Fn(&Profile) -> Vec<Figures>) {
+    let at = |profile: &mut Profile, r: f64| -> f64 {
+        profile
+            .set("residency_ns", r)
+            .expect("residency_ns is a model key");
+        spread(&simulate(profile), |t| t.cas_per_success)[0]
+    };
+    let (mut lo, mut hi) = (0.0f64, 200.0f64);
+    if at(profile, lo) <= target {
+        hi = lo;
+    } else if at(profile, hi) >= target {
+        lo = hi;
+    }
+    while hi - lo > 0.25 {
+        let mid = (lo + hi) / 2.0;
+        if at(profile, mid) > target {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let fitted = (lo + hi) / 2.0;
+    let got = at(profile, fitted);
+    println!(
+        "residency_ns fitted: {fitted:.2} ns (simulated CAS attempts per success {got:.3}, real {target:.3}); \
+         pass it on with --set residency_ns={fitted:.2}"
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let arg = |name: &str| {
@@ -210,18 +249,28 @@ fn main() {
     let real: Vec<_> = (0..trials).map(|_| trial(ops)).collect();
     // The simulation is deterministic per seed; a smaller count keeps it to seconds.
     let sim_ops = ops.min(50_000);
-    let sim: Vec<_> = (0..trials as u64)
-        .map(|seed| {
-            let out = Arc::new(Mutex::new(None));
-            let o = out.clone();
-            let cfg = SimConfig::new(profile.clone(), THREADS).seed(seed);
-            lwsim::run(cfg, move || {
-                *o.lock().unwrap() = Some(trial(sim_ops));
-            });
-            let r = out.lock().unwrap().take().unwrap();
-            r
-        })
-        .collect();
+    let simulate = |profile: &Profile| -> Vec<_> {
+        (0..trials as u64)
+            .map(|seed| {
+                let out = Arc::new(Mutex::new(None));
+                let o = out.clone();
+                let cfg = SimConfig::new(profile.clone(), THREADS).seed(seed);
+                lwsim::run(cfg, move || {
+                    *o.lock().unwrap() = Some(trial(sim_ops));
+                });
+                let r = out.lock().unwrap().take().unwrap();
+                r
+            })
+            .collect()
+    };
+    if args.iter().any(|a| a == "--fit-residency") {
+        fit_residency(
+            &mut profile,
+            spread(&real, |t| t.cas_per_success)[0],
+            &simulate,
+        );
+    }
+    let sim = simulate(&profile);
 
     println!("load average before: {}", load.trim());
     println!(

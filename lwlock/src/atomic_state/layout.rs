@@ -76,6 +76,15 @@
 //! * [`Adaptive`]'s spinning adds no bit and no ordering: a spinner's probe is a Relaxed load (a
 //!   hint), and it takes the lock only through the Acquire CAS of `attempt_lock`. It stops when
 //!   `HAS_WAITERS` or `HANDOFF` is set, so it never takes a lock the handoff reserves.
+//! * [`Adaptive`]'s attempt (beyond PostgreSQL's `LWLockAttemptLock`) differs in two ways that
+//!   add no ordering either. An exclusive newcomer's first CAS expects the idle word
+//!   (`RELEASE_OK` alone) instead of a loaded one; a wrong guess fails and returns the word, the
+//!   loop goes on from it. And an attempt that reads the lock taken returns "must wait" without
+//!   PostgreSQL's CAS of the unchanged value: that CAS orders nothing the caller relies on. The
+//!   caller's re-check after queueing is a load sequenced after its own `HAS_WAITERS` RMW, and
+//!   read-after-RMW coherence gives it a value no older than that RMW, so the no-lost-wakeup
+//!   argument above holds unchanged (a release before the RMW is seen; one after it sees
+//!   `HAS_WAITERS`).
 //!
 //! [`Handoff`]: crate::Handoff
 //! [`TaskFair`]: crate::TaskFair
