@@ -265,6 +265,15 @@ impl<P: Policy> AtomicLwLock<P> {
     /// no load before an exclusive CAS, no CAS when busy; see `attempt`).
     #[inline(always)]
     fn attempt_lock(&self, mode: Mode) -> Attempt {
+        // The spinning policy (the drop-in types') guesses that an exclusive newcomer finds the
+        // lock idle (only RELEASE_OK set) and tries its CAS without a load first, as
+        // parking_lot's `lock` does: one RMW when the guess holds; when it fails, the failed CAS
+        // returned the word and the attempt goes on from there. Only here, on a newcomer's first
+        // attempt: a spinner or a queued waiter has read the word already. PostgreSQL's
+        // policies load first.
+        if P::SPIN && mode == Mode::Exclusive {
+            return self.attempt_from(Want::Exclusive, false, RELEASE_OK);
+        }
         self.attempt(Want::of(mode), false)
     }
 
@@ -273,22 +282,19 @@ impl<P: Policy> AtomicLwLock<P> {
     /// [`HANDOFF`] (exclusive only), may ignore it and clears it with the same CAS.
     #[inline(always)]
     fn attempt(&self, want: Want, token: bool) -> Attempt {
+        self.attempt_from(want, token, self.state.load(Ordering::Relaxed))
+    }
+
+    /// [`attempt`](Self::attempt) from a value of the word the caller read (or guessed: see
+    /// `attempt_lock`).
+    #[inline(always)]
+    fn attempt_from(&self, want: Want, token: bool, mut old: u32) -> Attempt {
         // Mutant `handoff_shared_barges` (models only): shared newcomers ignore HANDOFF.
         let handoff = if P::HANDOFF && !token { HANDOFF } else { 0 };
         let shared_handoff = if crate::mutant!("handoff_shared_barges") {
             0
         } else {
             handoff
-        };
-        // The spinning policy (the drop-in types') guesses that an exclusive newcomer finds the
-        // lock idle (only RELEASE_OK set) and tries its CAS without a load first, as
-        // parking_lot's `lock` does: one RMW when the guess holds; when it fails, the failed CAS
-        // returned the word and the loop goes on from there. PostgreSQL's policies load first.
-        let guessed = P::SPIN && want == Want::Exclusive && !token;
-        let mut old = if guessed {
-            RELEASE_OK
-        } else {
-            self.state.load(Ordering::Relaxed)
         };
         loop {
             let (free, new) = match want {
@@ -326,10 +332,10 @@ impl<P: Policy> AtomicLwLock<P> {
                 }
             };
             // The spinning policy does not write a word it cannot take: `old` was read from the
-            // word (a load or a failed CAS; the guess above is always "free"), and the caller's
-            // re-check after queueing reads the word after its own HAS_WAITERS RMW, which
-            // coherence orders as that RMW does (layout.rs, "Memory orderings"). PostgreSQL's
-            // policies keep `LWLockAttemptLock`'s CAS of the unchanged value.
+            // word (a load or a failed CAS; the guess of `attempt_lock` is always "free"), and
+            // the caller's re-check after queueing reads the word after its own HAS_WAITERS RMW,
+            // which coherence orders as that RMW does (layout.rs, "Memory orderings").
+            // PostgreSQL's policies keep `LWLockAttemptLock`'s CAS of the unchanged value.
             if P::SPIN && !free {
                 instructions(2);
                 return Attempt::MustWait;
