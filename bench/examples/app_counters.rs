@@ -5,7 +5,9 @@
 //! little private work (a few rounds of a PRNG). A write also records its thread in the vector
 //! and counts a handover when the previous write was another thread's, so each cell reports the
 //! writes per handover: how long one thread keeps the lock's line and the data (a lock that lets
-//! the releasing thread re-take it runs long; one that passes it on every release runs 1).
+//! the releasing thread re-take it runs long; one that passes it on every release runs 1), and
+//! the process's context switches per 1,000 operations (`getrusage`: how often threads sleep or
+//! are preempted).
 //! Three scenarios:
 //!
 //! * `mutex`: a `Mutex<Vec<u64>>`;
@@ -17,8 +19,8 @@
 //! parking_lot 0.12 and std, in one run;
 //! each trial runs every lock once, in an order rotated per trial. The table gives operations
 //! per second (median of the trials), each cell's ratio to parking_lot, the lowest and highest
-//! trial, and the median writes per handover. After each trial the counters' sum must equal the
-//! writes counted, or the program exits 1.
+//! trial, the median writes per handover and context switches per 1,000 operations. After each
+//! trial the counters' sum must equal the writes counted, or the program exits 1.
 //!
 //! ```sh
 //! cargo run --release -p bench --example app_counters -- [--threads 2,16,64] \
@@ -308,6 +310,21 @@ struct Trial {
     ops_per_s: f64,
     /// Writes per handover: how many writes one thread makes in a row, on average.
     run: f64,
+    /// The process's context switches (voluntary and involuntary) per 1,000 operations.
+    cs_per_kop: f64,
+}
+
+/// The process's context switches so far (`getrusage(RUSAGE_SELF)`: every thread, the ended
+/// ones included), or 0 if the call fails.
+fn context_switches() -> u64 {
+    // SAFETY: `getrusage` writes one `rusage` into the zeroed struct we own.
+    unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        if libc::getrusage(libc::RUSAGE_SELF, &mut u) != 0 {
+            return 0;
+        }
+        (u.ru_nvcsw + u.ru_nivcsw) as u64
+    }
 }
 
 /// One trial. Exits 1 if the counters lost an update.
@@ -352,6 +369,7 @@ fn trial<L: Counters>(threads: usize, o: &Opts, read_pct: u64) -> Trial {
         })
         .collect();
     start.wait();
+    let cs0 = context_switches();
     let t0 = Instant::now();
     std::thread::sleep(o.duration);
     stop.store(true, Ordering::Relaxed);
@@ -359,6 +377,7 @@ fn trial<L: Counters>(threads: usize, o: &Opts, read_pct: u64) -> Trial {
         h.join().expect("a worker panicked");
     }
     let secs = t0.elapsed().as_secs_f64();
+    let switches = context_switches().saturating_sub(cs0);
     let ((sum, handovers), w) = (lock.sum(), writes.load(Ordering::Relaxed));
     if sum != w {
         eprintln!(
@@ -367,9 +386,11 @@ fn trial<L: Counters>(threads: usize, o: &Opts, read_pct: u64) -> Trial {
         );
         std::process::exit(1);
     }
+    let n = ops.load(Ordering::Relaxed);
     Trial {
-        ops_per_s: ops.load(Ordering::Relaxed) as f64 / secs,
+        ops_per_s: n as f64 / secs,
         run: w as f64 / handovers.max(1) as f64,
+        cs_per_kop: switches as f64 * 1000.0 / n.max(1) as f64,
     }
 }
 
@@ -380,17 +401,21 @@ struct Cell {
     min: f64,
     max: f64,
     run: f64,
+    cs_per_kop: f64,
 }
 
 fn cell(mut v: Vec<Trial>) -> Cell {
     v.sort_by(|a, b| a.ops_per_s.total_cmp(&b.ops_per_s));
     let mut runs: Vec<f64> = v.iter().map(|t| t.run).collect();
     runs.sort_by(|a, b| a.total_cmp(b));
+    let mut cs: Vec<f64> = v.iter().map(|t| t.cs_per_kop).collect();
+    cs.sort_by(|a, b| a.total_cmp(b));
     Cell {
         median: v[v.len() / 2].ops_per_s,
         min: v[0].ops_per_s,
         max: v[v.len() - 1].ops_per_s,
         run: runs[runs.len() / 2],
+        cs_per_kop: cs[cs.len() / 2],
     }
 }
 
@@ -418,7 +443,8 @@ fn main() {
     println!(
         "app_counters: {} counters, work {} PRNG rounds per operation, {} trials of {:?} (each \
          trial runs every lock once); ops/s: median (ratio to parking_lot's median) [lowest and \
-         highest trial as % of the median] writes per handover",
+         highest trial as % of the median] writes per handover, context switches per 1,000 \
+         operations (medians)",
         COUNTERS, o.work, o.trials, o.duration
     );
     for &sc in &o.scenarios {
@@ -434,7 +460,7 @@ fn main() {
         println!("\n{}", sc.name());
         print!("{:>7}", "threads");
         for n in names {
-            print!(" {n:>40}");
+            print!(" {n:>46}");
         }
         println!();
         for &t in &o.threads {
@@ -445,14 +471,15 @@ fn main() {
             print!("{t:>7}");
             for c in r {
                 let text = format!(
-                    "{:.2}M ({:.2}×) [{:.0}/+{:.0}%] {:.1}",
+                    "{:.2}M ({:.2}×) [{:.0}/+{:.0}%] {:.1} {:.2}",
                     c.median / 1e6,
                     c.median / r[2].median,
                     (c.min / c.median - 1.0) * 100.0,
                     (c.max / c.median - 1.0) * 100.0,
-                    c.run
+                    c.run,
+                    c.cs_per_kop
                 );
-                print!(" {text:>40}");
+                print!(" {text:>46}");
             }
             println!();
         }
