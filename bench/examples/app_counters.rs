@@ -315,16 +315,21 @@ struct Trial {
 }
 
 /// The process's context switches so far (`getrusage(RUSAGE_SELF)`: every thread, the ended
-/// ones included), or 0 if the call fails.
+/// ones included), or 0 if the call fails or the platform has none.
+#[cfg(unix)]
 fn context_switches() -> u64 {
-    // SAFETY: `getrusage` writes one `rusage` into the zeroed struct we own.
-    unsafe {
-        let mut u: libc::rusage = std::mem::zeroed();
-        if libc::getrusage(libc::RUSAGE_SELF, &mut u) != 0 {
-            return 0;
-        }
-        (u.ru_nvcsw + u.ru_nivcsw) as u64
+    // SAFETY: `rusage` has only integer fields, so all zeroes is a valid value.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `getrusage` writes one `rusage` into `u`, which we own, and keeps no pointer.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
+        return 0;
     }
+    (u.ru_nvcsw + u.ru_nivcsw) as u64
+}
+
+#[cfg(not(unix))]
+fn context_switches() -> u64 {
+    0
 }
 
 /// One trial. Exits 1 if the counters lost an update.

@@ -66,7 +66,11 @@ pub trait Policy: Send + Sync + 'static {
     /// How long the first exclusive waiter waits before it takes the handoff.
     const BOUND_NANOS: u64;
     /// Whether a failed plain acquire spins (bounded, adaptive) before it queues
-    /// ([`Adaptive`]; `adaptive_spin.rs`).
+    /// ([`Adaptive`]; `adaptive_spin.rs`). It also turns on the attempt's two departures from
+    /// `LWLockAttemptLock` (a newcomer's exclusive CAS from the guessed idle word; no CAS of the
+    /// unchanged value when busy). A spinning policy must also have [`HANDOFF`](Policy::HANDOFF):
+    /// its writers behind readers take the handoff bit, which only a handoff policy clears
+    /// (checked when the lock is built).
     const SPIN: bool = false;
     /// Beyond PostgreSQL: how long a wake pass's throttle holds (ns; 0, PostgreSQL's: until a
     /// woken thread runs). A release that frees the lock with waiters queued while `RELEASE_OK`
@@ -216,6 +220,13 @@ fn wake_clock() -> Option<u8> {
 }
 
 impl<P: Policy> AtomicLwLock<P> {
+    /// A policy that spins must have the handoff (see [`Policy::SPIN`]); evaluated when a lock
+    /// of the policy is built, so a custom policy that breaks it fails to compile.
+    const SPIN_NEEDS_HANDOFF: () = assert!(
+        !P::SPIN || P::HANDOFF,
+        "a Policy with SPIN must have HANDOFF: its writers behind readers take the handoff bit"
+    );
+
     /// A free lock in the default tranche (`LWLockInitialize`).
     #[cfg(not(loom))]
     pub const fn new() -> Self {
@@ -225,6 +236,8 @@ impl<P: Policy> AtomicLwLock<P> {
     /// A free lock reporting its waits under `tranche`.
     #[cfg(not(loom))]
     pub const fn new_in(tranche: Tranche) -> Self {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::SPIN_NEEDS_HANDOFF;
         AtomicLwLock {
             state: AtomicU32::new(RELEASE_OK),
             tranche: tranche.id(),
@@ -245,6 +258,8 @@ impl<P: Policy> AtomicLwLock<P> {
     /// A free lock reporting its waits under `tranche`.
     #[cfg(loom)]
     pub fn new_in(tranche: Tranche) -> Self {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::SPIN_NEEDS_HANDOFF;
         AtomicLwLock {
             state: AtomicU32::new(RELEASE_OK),
             tranche: tranche.id(),
@@ -262,7 +277,7 @@ impl<P: Policy> AtomicLwLock<P> {
 
     /// `LWLockAttemptLock`: one CAS loop. The CAS is done even when the lock is busy (storing the
     /// unchanged value), as PostgreSQL does, except under the spinning policy ([`Adaptive`]:
-    /// no load before an exclusive CAS, no CAS when busy; see `attempt`).
+    /// no load before a newcomer's exclusive CAS, no CAS when busy; see `attempt_from`).
     #[inline(always)]
     fn attempt_lock(&self, mode: Mode) -> Attempt {
         // The spinning policy (the drop-in types') guesses that an exclusive newcomer finds the
@@ -270,7 +285,11 @@ impl<P: Policy> AtomicLwLock<P> {
         // parking_lot's `lock` does: one RMW when the guess holds; when it fails, the failed CAS
         // returned the word and the attempt goes on from there. Only here, on a newcomer's first
         // attempt: a spinner or a queued waiter has read the word already. PostgreSQL's
-        // policies load first.
+        // policies load first. The trade-off, measured: the exclusive uncontended pair at
+        // 0.90-0.91x parking_lot's rate with the load and 0.96-1.04x without it, on a host
+        // whose RMW costs 9.9 ns; simulated, 9-23 % less throughput in exclusive-only
+        // workloads at 8-64 cores (a failed guess takes the line exclusive where a load would
+        // share it). docs/results.md, "The drop-in defaults against parking_lot".
         if P::SPIN && mode == Mode::Exclusive {
             return self.attempt_from(Want::Exclusive, false, RELEASE_OK);
         }
@@ -337,10 +356,11 @@ impl<P: Policy> AtomicLwLock<P> {
             // which coherence orders as that RMW does (layout.rs, "Memory orderings").
             // PostgreSQL's policies keep `LWLockAttemptLock`'s CAS of the unchanged value.
             if P::SPIN && !free {
-                instructions(2);
+                instructions(2); // coarse: the test's branch and the return
                 return Attempt::MustWait;
             }
-            // The tests and the new value between the load (or a failed CAS) and the CAS.
+            // The tests and the new value between the load (or a failed CAS) and the CAS (coarse:
+            // after `attempt_lock`'s guess the test folds to a constant).
             instructions(if want == Want::Exclusive { 5 } else { 8 });
             // Acquire on success: the critical section (if `free`) starts after this CAS.
             match self
@@ -815,7 +835,8 @@ unsafe impl<P: Policy> RawLwLock for AtomicLwLock<P> {
         let recheck = if crate::mutant!("aow_no_recheck") {
             Attempt::MustWait
         } else {
-            self.attempt_lock(mode)
+            // A load, not `attempt_lock`'s guess: a queued waiter expects the lock taken.
+            self.attempt(Want::of(mode), false)
         };
         match recheck {
             Attempt::Acquired => {

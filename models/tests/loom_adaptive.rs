@@ -20,8 +20,12 @@
 //! mutual-exclusion model, which covers "spin, fail, queue" and "spin, win"; more rounds add only
 //! more failed probes of the same word. The no-lost-wakeup and late-writers models use limit 0
 //! (one probe, then queue), so that a waiter that has finished spinning and sleeps is within their
-//! preemption bounds; the two handoff models with one writer keep 2. Preemption bounds are given per model (chosen so that each finishes in well under
-//! a minute on a 2-core machine); a bug that needs more preemptions is not excluded.
+//! preemption bounds; the two handoff models with one writer keep 2. With 2, the handoff owner's
+//! drain spin (`spin_for_readers`: 3 PAUSE rounds, then 2 yields in production) runs its PAUSE
+//! rounds only; a yield is one more scheduling point of the same kind, and the shuttle models of
+//! the drop-in `RwLock` (no limit) run all five rounds. Preemption bounds are given per model
+//! (chosen so that each finishes in well under a minute on a 2-core machine); a bug that needs
+//! more preemptions is not excluded.
 #![cfg(loom)]
 
 use lwlock::layout::{HANDOFF, HAS_WAITERS};

@@ -61,7 +61,8 @@
 //!   the wait list (invariant 2).
 //! * `HAS_WAITERS`/`RELEASE_OK` updates are Relaxed: they publish no data. **No lost wakeup** needs
 //!   only that they are RMWs on the same word as the lock bits. A waiter sets `HAS_WAITERS` before
-//!   its re-check CAS; a releaser learns of waiters from the value its own `fetch_sub` returns. The
+//!   its re-check (a CAS under PostgreSQL's policies; a load or a failed CAS's read under
+//!   [`Adaptive`], below); a releaser learns of waiters from the value its own `fetch_sub` returns. The
 //!   modification order of `state` puts the release either before the waiter's re-check (which
 //!   then sees the lock free and takes it) or after `HAS_WAITERS` (and the releaser wakes). The
 //!   waker takes `LOCKED`, which the waiter held while queueing, so it finds the waiter.
@@ -74,17 +75,24 @@
 //!   precedes the updater's own wait-list lock).
 //!
 //! * [`Adaptive`]'s spinning adds no bit and no ordering: a spinner's probe is a Relaxed load (a
-//!   hint), and it takes the lock only through the Acquire CAS of `attempt_lock`. It stops when
+//!   hint), and it takes the lock only through the attempt's Acquire CAS. It stops when
 //!   `HAS_WAITERS` or `HANDOFF` is set, so it never takes a lock the handoff reserves.
 //! * [`Adaptive`]'s attempt (beyond PostgreSQL's `LWLockAttemptLock`) differs in two ways that
 //!   add no ordering either. An exclusive newcomer's first CAS expects the idle word
 //!   (`RELEASE_OK` alone) instead of a loaded one; a wrong guess fails and returns the word, the
 //!   loop goes on from it. And an attempt that reads the lock taken returns "must wait" without
-//!   PostgreSQL's CAS of the unchanged value: that CAS orders nothing the caller relies on. The
-//!   caller's re-check after queueing is a load sequenced after its own `HAS_WAITERS` RMW, and
-//!   read-after-RMW coherence gives it a value no older than that RMW, so the no-lost-wakeup
-//!   argument above holds unchanged (a release before the RMW is seen; one after it sees
-//!   `HAS_WAITERS`).
+//!   PostgreSQL's CAS of the unchanged value: that CAS orders nothing the caller relies on. Every
+//!   "must wait" that leads to a sleep or a give-up is read (a load, or a failed CAS's read)
+//!   after the caller's own RMW on the word: `HAS_WAITERS` as it queues (`queue_self_at`,
+//!   `queue_self_writer`, `queue_self_taking_handoff`), `HANDOFF` as it takes the bit at its
+//!   bound, `RELEASE_OK` as a timed waiter gives up. Read-after-RMW coherence gives that read a
+//!   value no older than the RMW, so a release before the RMW is seen (the lock is free) and one
+//!   after it sees the bit and wakes: the no-lost-wakeup argument above holds unchanged.
+//!   PostgreSQL's comment says its unchanged-value CAS "doubles as a memory barrier"; coherence
+//!   is per location, and the one protocol that orders two locations (the last-releaser
+//!   FlexLock's check of its queue against the lock word) has its own `fence(SeqCst)` on both
+//!   sides. Every other "must wait" (a newcomer's, a spinner's, a try-lock's) is followed by
+//!   more attempts or a queue-and-recheck, or returns `false` holding nothing.
 //!
 //! [`Handoff`]: crate::Handoff
 //! [`TaskFair`]: crate::TaskFair
