@@ -7,7 +7,8 @@ charges no application code beyond the workload's, so only the ratios between lo
 engine can be set beside each other.
 
 Usage: bench/scripts/engine-ratios.py REAL_DIR SIM_DIR [--band 0.25]
-(each directory holds the points.csv lwbench wrote). Prints a markdown table of every pair and a
+(each directory holds the points.csv lwbench wrote); --self-test checks the counting on two
+made-up runs. Prints a markdown table of every pair and a
 closing line with the count within the band. Exits 2 on a bad argument or a missing file.
 """
 import csv
@@ -28,8 +29,42 @@ def load(path):
     return out
 
 
+def self_test():
+    """Two made-up runs: one pair agrees, one is off by 1.5x, one is within the band's edge."""
+    import os
+    import tempfile
+
+    def write(d, rows):
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "points.csv"), "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["workload", "lock", "threads", "median_txn_per_sec"])
+            w.writerows(rows)
+
+    with tempfile.TemporaryDirectory() as t:
+        real, sim = os.path.join(t, "real"), os.path.join(t, "sim")
+        write(real, [("null", "a", 1, 100), ("null", "b", 1, 100), ("null", "c", 1, 100)])
+        # a/b 1.0 (agrees), a/c 1.5 (off), b/c 1.5 (off); with a band of 0.5 all agree.
+        write(sim, [("null", "a", 1, 300), ("null", "b", 1, 300), ("null", "c", 1, 200)])
+        import contextlib
+        import io
+
+        for band, expect in ((0.25, "1 of 3"), (0.5, "3 of 3")):
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                main([real, sim, "--band", str(band)])
+            last = out.getvalue().strip().splitlines()[-1]
+            if not last.endswith(expect):
+                print(f"engine-ratios self-test: band {band}: {last!r}, expected {expect}")
+                sys.exit(1)
+    print("engine-ratios self-test: ok")
+
+
 def main(argv):
     args = list(argv)
+    if args == ["--self-test"]:
+        self_test()
+        return
     band = 0.25
     if "--band" in args:
         i = args.index("--band")
