@@ -314,22 +314,9 @@ struct Trial {
     cs_per_kop: f64,
 }
 
-/// The process's context switches so far (`getrusage(RUSAGE_SELF)`: every thread, the ended
-/// ones included), or 0 if the call fails or the platform has none.
-#[cfg(unix)]
+/// The process's context switches so far (`lwharness::perf`), 0 where `getrusage` gives none.
 fn context_switches() -> u64 {
-    // SAFETY: `rusage` has only integer fields, so all zeroes is a valid value.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `getrusage` writes one `rusage` into `u`, which we own, and keeps no pointer.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
-        return 0;
-    }
-    (u.ru_nvcsw + u.ru_nivcsw) as u64
-}
-
-#[cfg(not(unix))]
-fn context_switches() -> u64 {
-    0
+    lwharness::perf::rusage_process_ctx_switches().unwrap_or(0)
 }
 
 /// One trial. Exits 1 if the counters lost an update.
@@ -399,7 +386,8 @@ fn trial<L: Counters>(threads: usize, o: &Opts, read_pct: u64) -> Trial {
     }
 }
 
-/// One lock's trials: the median, lowest and highest rate, and the median writes per handover.
+/// One lock's trials: the median, lowest and highest rate, and the medians of the writes per
+/// handover and of the context switches per 1,000 operations.
 #[derive(Clone, Copy)]
 struct Cell {
     median: f64,
@@ -409,18 +397,20 @@ struct Cell {
     cs_per_kop: f64,
 }
 
-fn cell(mut v: Vec<Trial>) -> Cell {
-    v.sort_by(|a, b| a.ops_per_s.total_cmp(&b.ops_per_s));
-    let mut runs: Vec<f64> = v.iter().map(|t| t.run).collect();
-    runs.sort_by(|a, b| a.total_cmp(b));
-    let mut cs: Vec<f64> = v.iter().map(|t| t.cs_per_kop).collect();
-    cs.sort_by(|a, b| a.total_cmp(b));
+fn cell(v: Vec<Trial>) -> Cell {
+    // One figure of the trials, sorted.
+    let sorted = |f: fn(&Trial) -> f64| {
+        let mut x: Vec<f64> = v.iter().map(f).collect();
+        x.sort_by(|a, b| a.total_cmp(b));
+        x
+    };
+    let rates = sorted(|t| t.ops_per_s);
     Cell {
-        median: v[v.len() / 2].ops_per_s,
-        min: v[0].ops_per_s,
-        max: v[v.len() - 1].ops_per_s,
-        run: runs[runs.len() / 2],
-        cs_per_kop: cs[cs.len() / 2],
+        median: rates[rates.len() / 2],
+        min: rates[0],
+        max: rates[rates.len() - 1],
+        run: sorted(|t| t.run)[v.len() / 2],
+        cs_per_kop: sorted(|t| t.cs_per_kop)[v.len() / 2],
     }
 }
 

@@ -219,20 +219,40 @@ impl CounterValues {
 pub fn rusage_thread_ctx_switches() -> Option<u64> {
     #[cfg(target_os = "linux")]
     {
-        let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-        // SAFETY: `ru` is a valid, writable rusage; RUSAGE_THREAD is supported on Linux ≥ 2.6.26.
-        let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, ru.as_mut_ptr()) };
-        if rc != 0 {
-            return None;
-        }
-        // SAFETY: getrusage returned 0, so it filled the struct (and it was zeroed before).
-        let ru = unsafe { ru.assume_init() };
-        Some((ru.ru_nvcsw + ru.ru_nivcsw) as u64)
+        rusage_ctx_switches(libc::RUSAGE_THREAD)
     }
     #[cfg(not(target_os = "linux"))]
     {
         None
     }
+}
+
+/// `(voluntary + involuntary)` context switches of the whole process so far (every thread, the
+/// ended ones included); `None` when `getrusage` fails (or off Linux).
+pub fn rusage_process_ctx_switches() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        rusage_ctx_switches(libc::RUSAGE_SELF)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
+/// `getrusage(who)`'s context switches.
+#[cfg(target_os = "linux")]
+fn rusage_ctx_switches(who: libc::c_int) -> Option<u64> {
+    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: `ru` is a valid, writable rusage; RUSAGE_THREAD is supported on Linux ≥ 2.6.26,
+    // RUSAGE_SELF everywhere.
+    let rc = unsafe { libc::getrusage(who, ru.as_mut_ptr()) };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: getrusage returned 0, so it filled the struct (and it was zeroed before).
+    let ru = unsafe { ru.assume_init() };
+    Some((ru.ru_nvcsw + ru.ru_nivcsw) as u64)
 }
 
 /// The hardware events, in their group order: cycles, instructions, cache misses, LLC read misses.

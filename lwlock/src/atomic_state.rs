@@ -285,11 +285,9 @@ impl<P: Policy> AtomicLwLock<P> {
         // parking_lot's `lock` does: one RMW when the guess holds; when it fails, the failed CAS
         // returned the word and the attempt goes on from there. Only here, on a newcomer's first
         // attempt: a spinner or a queued waiter has read the word already. PostgreSQL's
-        // policies load first. The trade-off, measured: the exclusive uncontended pair at
-        // 0.90-0.91x parking_lot's rate with the load and 0.96-1.04x without it, on a host
-        // whose RMW costs 9.9 ns; simulated, 9-23 % less throughput in exclusive-only
-        // workloads at 8-64 cores (a failed guess takes the line exclusive where a load would
-        // share it). docs/results.md, "The drop-in defaults against parking_lot".
+        // policies load first. The trade-off (a faster uncontended pair against a failed guess
+        // taking a held lock's line exclusive on many cores) is measured in design, "The
+        // adaptive policy".
         if P::SPIN && mode == Mode::Exclusive {
             return self.attempt_from(Want::Exclusive, false, RELEASE_OK);
         }
