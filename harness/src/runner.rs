@@ -495,13 +495,7 @@ fn run_real<F: LockFamily>(spec: &PointSpec, probe: &Probe) -> Result<TrialResul
         // The stop signal: read the window's work first, then raise the flag.
         let stop_at = Instant::now();
         let window: Vec<(u64, u64)> = (0..threads)
-            .map(|i| {
-                let p = &shared.progress[i];
-                (
-                    p.ops.load(Ordering::Relaxed),
-                    p.txns.load(Ordering::Relaxed),
-                )
-            })
+            .map(|i| shared.progress[i].snapshot())
             .collect();
         // The workers' CPU clocks at the signal, before any can stop (a clock is read while its
         // thread is alive).
@@ -994,8 +988,8 @@ mod tests {
         };
         let r = run_trial(&spec, &probe).expect("trial");
         assert_eq!(r.per_thread.len(), 3);
-        // One lock operation per end-xact transaction; the window's two counters of a worker
-        // are read a few nanoseconds apart, so they may differ by one transaction per thread.
+        // One lock operation per end-xact transaction; a worker's two window counters are read
+        // as one pair (`Progress::snapshot`), off by at most one transaction per thread.
         assert!(
             r.ops > 0 && r.txns.abs_diff(r.ops) <= 3,
             "{} vs {}",

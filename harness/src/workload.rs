@@ -183,6 +183,28 @@ pub struct Progress {
     pub txns: AtomicU64,
 }
 
+impl Progress {
+    /// `(ops, txns)` as one pair while the worker runs: `txns` is read between two reads of
+    /// `ops` that agree (retried up to 64 times, then the last reads are taken), so the pair
+    /// is off by at most the one transaction whose two stores it fell between. A reader
+    /// preempted between two plain loads would otherwise pair an old `ops` with a `txns`
+    /// thousands of transactions newer. Acquire keeps the three loads in order (they publish
+    /// nothing; the worker's stores stay Relaxed).
+    pub fn snapshot(&self) -> (u64, u64) {
+        let mut last = (0, 0);
+        for _ in 0..64 {
+            let o1 = self.ops.load(Ordering::Acquire);
+            let t = self.txns.load(Ordering::Acquire);
+            let o2 = self.ops.load(Ordering::Acquire);
+            last = (o2, t);
+            if o1 == o2 {
+                break;
+            }
+        }
+        last
+    }
+}
+
 macro_rules! workloads {
     ($($variant:ident => $name:literal, clog: $clog:literal, $doc:literal;)*) => {
         /// A workload, by name.
