@@ -19,11 +19,15 @@
 //! parking_lot 0.12 and std, in one run;
 //! each trial runs every lock once, in an order rotated per trial. The table gives operations
 //! per second (median of the trials), each cell's ratio to parking_lot, the lowest and highest
-//! trial, the median writes per handover and context switches per 1,000 operations. After each
-//! trial the counters' sum must equal the writes counted, or the program exits 1.
+//! trial, the median writes per handover and context switches per 1,000 operations. A second
+//! table per scenario says where the time goes: the context switches split into voluntary (the
+//! thread blocked: a futex sleep) and involuntary (preempted, or yielded with another thread to
+//! run), the process's CPU per operation with the kernel's share (`getrusage`), and, built with
+//! `--features stats`, lwlock's sleeps on the lock per 1,000 operations. After each trial the
+//! counters' sum must equal the writes counted, or the program exits 1.
 //!
 //! ```sh
-//! cargo run --release -p bench --example app_counters -- [--threads 2,16,64] \
+//! cargo run --release -p bench [--features stats] --example app_counters -- [--threads 2,16,64] \
 //!     [--duration 300ms] [--trials 5] [--work 16] [--scenarios mutex,rwlock-write,rwlock-50r]
 //! ```
 //! A bad argument exits 2 with a message naming it.
@@ -60,10 +64,12 @@ trait Counters: Send + Sync + 'static {
     fn get(&self, i: usize) -> u64;
     /// The counters' sum and the handovers (after the threads stopped).
     fn sum(&self) -> (u64, u64);
+    /// lwlock's counters of the lock (the `stats` feature); `None` for the others.
+    fn stats(&self) -> Option<lwlock::LockStats>;
 }
 
 macro_rules! mutex_counters {
-    ($ty:ident, $name:literal, $m:ty, |$x:ident| $lock:expr) => {
+    ($ty:ident, $name:literal, $m:ty, |$x:ident| $lock:expr, $stats:expr) => {
         struct $ty($m);
         impl Counters for $ty {
             const NAME: &'static str = $name;
@@ -87,12 +93,16 @@ macro_rules! mutex_counters {
                 let g = $lock;
                 (g[..COUNTERS].iter().sum(), g[HANDOVERS])
             }
+            fn stats(&self) -> Option<lwlock::LockStats> {
+                let f: fn(&$ty) -> Option<lwlock::LockStats> = $stats;
+                f(self)
+            }
         }
     };
 }
 
 macro_rules! rwlock_counters {
-    ($ty:ident, $name:literal, $l:ty, |$x:ident| $read:expr, $write:expr) => {
+    ($ty:ident, $name:literal, $l:ty, |$x:ident| $read:expr, $write:expr, $stats:expr) => {
         struct $ty($l);
         impl Counters for $ty {
             const NAME: &'static str = $name;
@@ -116,50 +126,94 @@ macro_rules! rwlock_counters {
                 let g = $read;
                 (g[..COUNTERS].iter().sum(), g[HANDOVERS])
             }
+            fn stats(&self) -> Option<lwlock::LockStats> {
+                let f: fn(&$ty) -> Option<lwlock::LockStats> = $stats;
+                f(self)
+            }
         }
     };
 }
 
-mutex_counters!(LwMutex, "lwlock::Mutex", lwlock::Mutex<Vec<u64>>, |m| m
-    .lock());
+/// An lwlock mutex's counters (its LWLock underneath).
+fn mutex_stats<P: lwlock::Policy>(m: &lwlock::AtomicLwMutex<P>) -> Option<lwlock::LockStats> {
+    lwlock::RawLwLock::stats(m.lwlock())
+}
+
+mutex_counters!(
+    LwMutex,
+    "lwlock::Mutex",
+    lwlock::Mutex<Vec<u64>>,
+    |m| m.lock(),
+    |c| {
+        // SAFETY: the raw mutex is only read for its counters; its state is not touched.
+        let raw = unsafe { c.0.raw() };
+        mutex_stats(raw)
+    }
+);
 mutex_counters!(
     PrevMutex,
     "lwlock::HandoffMutex",
     lwlock::HandoffMutex<Vec<u64>>,
-    |m| m.lock()
+    |m| m.lock(),
+    |c| {
+        // SAFETY: as above.
+        let raw = unsafe { c.0.raw() };
+        mutex_stats(raw)
+    }
 );
-mutex_counters!(PlMutex, "parking_lot", parking_lot::Mutex<Vec<u64>>, |m| m
-    .lock());
-mutex_counters!(StdMutex, "std", std::sync::Mutex<Vec<u64>>, |m| m
-    .lock()
-    .unwrap());
+mutex_counters!(
+    PlMutex,
+    "parking_lot",
+    parking_lot::Mutex<Vec<u64>>,
+    |m| m.lock(),
+    |_| None
+);
+mutex_counters!(
+    StdMutex,
+    "std",
+    std::sync::Mutex<Vec<u64>>,
+    |m| m.lock().unwrap(),
+    |_| None
+);
 rwlock_counters!(
     LwRw,
     "lwlock::RwLock",
     lwlock::RwLock<Vec<u64>>,
     |l| l.read(),
-    l.write()
+    l.write(),
+    |c| {
+        // SAFETY: the raw lock is only read for its counters; its state is not touched.
+        let raw = unsafe { c.0.raw() };
+        lwlock::RawLwLock::stats(raw)
+    }
 );
 rwlock_counters!(
     PrevRw,
     "lwlock::TaskFairRwLock",
     lwlock::TaskFairRwLock<Vec<u64>>,
     |l| l.read(),
-    l.write()
+    l.write(),
+    |c| {
+        // SAFETY: as above.
+        let raw = unsafe { c.0.raw() };
+        lwlock::RawLwLock::stats(raw)
+    }
 );
 rwlock_counters!(
     PlRw,
     "parking_lot",
     parking_lot::RwLock<Vec<u64>>,
     |l| l.read(),
-    l.write()
+    l.write(),
+    |_| None
 );
 rwlock_counters!(
     StdRw,
     "std",
     std::sync::RwLock<Vec<u64>>,
     |l| l.read().unwrap(),
-    l.write().unwrap()
+    l.write().unwrap(),
+    |_| None
 );
 
 /// The options.
@@ -234,7 +288,7 @@ fn parse_args() -> Opts {
                 "{}",
                 include_str!("app_counters.rs")
                     .lines()
-                    .take(20)
+                    .take_while(|l| l.starts_with("//!"))
                     .collect::<Vec<_>>()
                     .join("\n")
             );
@@ -312,11 +366,20 @@ struct Trial {
     run: f64,
     /// The process's context switches (voluntary and involuntary) per 1,000 operations.
     cs_per_kop: f64,
+    /// The same split: voluntary (a thread blocked: a futex sleep) and involuntary (preempted,
+    /// or yielded with another thread to run).
+    vol_per_kop: f64,
+    invol_per_kop: f64,
+    /// The process's CPU time per operation, ns, and the kernel's share of it.
+    cpu_ns_per_op: f64,
+    sys_share: f64,
+    /// lwlock's sleeps on the lock per 1,000 operations (`block_count`; the `stats` feature).
+    sleeps_per_kop: Option<f64>,
 }
 
-/// The process's context switches so far (`lwharness::perf`), 0 where `getrusage` gives none.
-fn context_switches() -> u64 {
-    lwharness::perf::rusage_process_ctx_switches().unwrap_or(0)
+/// The process's usage so far (`lwharness::perf`), zero where `getrusage` gives none.
+fn usage() -> lwharness::perf::Usage {
+    lwharness::perf::rusage_process().unwrap_or_default()
 }
 
 /// One trial. Exits 1 if the counters lost an update.
@@ -361,7 +424,7 @@ fn trial<L: Counters>(threads: usize, o: &Opts, read_pct: u64) -> Trial {
         })
         .collect();
     start.wait();
-    let cs0 = context_switches();
+    let u0 = usage();
     let t0 = Instant::now();
     std::thread::sleep(o.duration);
     stop.store(true, Ordering::Relaxed);
@@ -369,7 +432,7 @@ fn trial<L: Counters>(threads: usize, o: &Opts, read_pct: u64) -> Trial {
         h.join().expect("a worker panicked");
     }
     let secs = t0.elapsed().as_secs_f64();
-    let switches = context_switches().saturating_sub(cs0);
+    let u = usage().since(u0);
     let ((sum, handovers), w) = (lock.sum(), writes.load(Ordering::Relaxed));
     if sum != w {
         eprintln!(
@@ -378,11 +441,21 @@ fn trial<L: Counters>(threads: usize, o: &Opts, read_pct: u64) -> Trial {
         );
         std::process::exit(1);
     }
-    let n = ops.load(Ordering::Relaxed);
+    let n = ops.load(Ordering::Relaxed).max(1) as f64;
+    let cpu = (u.user + u.system).as_secs_f64();
     Trial {
-        ops_per_s: n as f64 / secs,
+        ops_per_s: n / secs,
         run: w as f64 / handovers.max(1) as f64,
-        cs_per_kop: switches as f64 * 1000.0 / n.max(1) as f64,
+        cs_per_kop: (u.voluntary_switches + u.involuntary_switches) as f64 * 1000.0 / n,
+        vol_per_kop: u.voluntary_switches as f64 * 1000.0 / n,
+        invol_per_kop: u.involuntary_switches as f64 * 1000.0 / n,
+        cpu_ns_per_op: cpu * 1e9 / n,
+        sys_share: if cpu > 0.0 {
+            u.system.as_secs_f64() / cpu
+        } else {
+            0.0
+        },
+        sleeps_per_kop: lock.stats().map(|st| st.block as f64 * 1000.0 / n),
     }
 }
 
@@ -395,6 +468,11 @@ struct Cell {
     max: f64,
     run: f64,
     cs_per_kop: f64,
+    vol_per_kop: f64,
+    invol_per_kop: f64,
+    cpu_ns_per_op: f64,
+    sys_share: f64,
+    sleeps_per_kop: Option<f64>,
 }
 
 fn cell(v: Vec<Trial>) -> Cell {
@@ -411,6 +489,13 @@ fn cell(v: Vec<Trial>) -> Cell {
         max: rates[rates.len() - 1],
         run: sorted(|t| t.run)[v.len() / 2],
         cs_per_kop: sorted(|t| t.cs_per_kop)[v.len() / 2],
+        vol_per_kop: sorted(|t| t.vol_per_kop)[v.len() / 2],
+        invol_per_kop: sorted(|t| t.invol_per_kop)[v.len() / 2],
+        cpu_ns_per_op: sorted(|t| t.cpu_ns_per_op)[v.len() / 2],
+        sys_share: sorted(|t| t.sys_share)[v.len() / 2],
+        sleeps_per_kop: v[0]
+            .sleeps_per_kop
+            .map(|_| sorted(|t| t.sleeps_per_kop.unwrap_or(0.0))[v.len() / 2]),
     }
 }
 
@@ -458,6 +543,7 @@ fn main() {
             print!(" {n:>46}");
         }
         println!();
+        let mut rows = Vec::new();
         for &t in &o.threads {
             let r = match sc {
                 Scenario::Mutex => row::<LwMutex, PrevMutex, PlMutex, StdMutex>(t, &o, 0),
@@ -473,6 +559,29 @@ fn main() {
                     (c.max / c.median - 1.0) * 100.0,
                     c.run,
                     c.cs_per_kop
+                );
+                print!(" {text:>46}");
+            }
+            println!();
+            rows.push((t, r));
+        }
+        println!(
+            "  where the time goes, medians: context switches per 1,000 operations, voluntary \
+             (blocked) / involuntary (preempted or yielded); CPU ns per operation (kernel \
+             share); sleeps on the lock per 1,000 operations (lwlock's, with --features stats)"
+        );
+        for (t, r) in rows {
+            print!("{t:>7}");
+            for c in r {
+                let sleeps = c
+                    .sleeps_per_kop
+                    .map_or(String::new(), |x| format!(" sl {x:.2}"));
+                let text = format!(
+                    "{:.2}/{:.2} {:.0}ns ({:.0}%){sleeps}",
+                    c.vol_per_kop,
+                    c.invol_per_kop,
+                    c.cpu_ns_per_op,
+                    c.sys_share * 100.0
                 );
                 print!(" {text:>46}");
             }

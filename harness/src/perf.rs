@@ -230,9 +230,46 @@ pub fn rusage_thread_ctx_switches() -> Option<u64> {
 /// `(voluntary + involuntary)` context switches of the whole process so far (every thread, the
 /// ended ones included); `None` when `getrusage` fails (or off Linux).
 pub fn rusage_process_ctx_switches() -> Option<u64> {
+    rusage_process().map(|u| u.voluntary_switches + u.involuntary_switches)
+}
+
+/// What `getrusage` says about a process or a thread: its context switches split by cause and
+/// its CPU time split by mode.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// `ru_nvcsw`: switches because the thread blocked (a futex sleep, a read).
+    pub voluntary_switches: u64,
+    /// `ru_nivcsw`: switches while still runnable (preemption at the end of a slice, a wakee
+    /// preempting it, `sched_yield` with another thread to run).
+    pub involuntary_switches: u64,
+    /// `ru_utime`: CPU time in user mode.
+    pub user: std::time::Duration,
+    /// `ru_stime`: CPU time in the kernel (system calls: futex waits and wakes, yields).
+    pub system: std::time::Duration,
+}
+
+impl Usage {
+    /// The change from `earlier` to `self` (saturating: counters never run backwards).
+    pub fn since(self, earlier: Usage) -> Usage {
+        Usage {
+            voluntary_switches: self
+                .voluntary_switches
+                .saturating_sub(earlier.voluntary_switches),
+            involuntary_switches: self
+                .involuntary_switches
+                .saturating_sub(earlier.involuntary_switches),
+            user: self.user.saturating_sub(earlier.user),
+            system: self.system.saturating_sub(earlier.system),
+        }
+    }
+}
+
+/// The whole process's usage so far (every thread, the ended ones included); `None` when
+/// `getrusage` fails (or off Linux).
+pub fn rusage_process() -> Option<Usage> {
     #[cfg(target_os = "linux")]
     {
-        rusage_ctx_switches(libc::RUSAGE_SELF)
+        rusage(libc::RUSAGE_SELF)
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -243,6 +280,12 @@ pub fn rusage_process_ctx_switches() -> Option<u64> {
 /// `getrusage(who)`'s context switches.
 #[cfg(target_os = "linux")]
 fn rusage_ctx_switches(who: libc::c_int) -> Option<u64> {
+    rusage(who).map(|u| u.voluntary_switches + u.involuntary_switches)
+}
+
+/// `getrusage(who)`.
+#[cfg(target_os = "linux")]
+fn rusage(who: libc::c_int) -> Option<Usage> {
     let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
     // SAFETY: `ru` is a valid, writable rusage; RUSAGE_THREAD is supported on Linux ≥ 2.6.26,
     // RUSAGE_SELF everywhere.
@@ -252,7 +295,16 @@ fn rusage_ctx_switches(who: libc::c_int) -> Option<u64> {
     }
     // SAFETY: getrusage returned 0, so it filled the struct (and it was zeroed before).
     let ru = unsafe { ru.assume_init() };
-    Some((ru.ru_nvcsw + ru.ru_nivcsw) as u64)
+    let time = |t: libc::timeval| {
+        std::time::Duration::from_secs(t.tv_sec.max(0) as u64)
+            + std::time::Duration::from_micros(t.tv_usec.max(0) as u64)
+    };
+    Some(Usage {
+        voluntary_switches: ru.ru_nvcsw.max(0) as u64,
+        involuntary_switches: ru.ru_nivcsw.max(0) as u64,
+        user: time(ru.ru_utime),
+        system: time(ru.ru_stime),
+    })
 }
 
 /// The hardware events, in their group order: cycles, instructions, cache misses, LLC read misses.
