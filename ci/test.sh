@@ -12,10 +12,11 @@ cd "$(dirname "$0")/.."
 step() { printf '\n==> %s\n' "$*"; }
 start=$(date +%s)
 
-step "no import circle between the files of a crate (the checker's self-test, then the workspace); the engine-ratio script's self-test"
+step "no import circle between the files of a crate (the checker's self-test, then the workspace); the engine-ratio and sensitivity-matrix scripts' self-tests"
 ci/import-cycles.py --self-test
 ci/import-cycles.py
 bench/scripts/engine-ratios.py --self-test
+bench/scripts/sens-matrix.py --self-test
 
 step "unit, integration and doc tests (debug)"
 cargo test --workspace --all-targets

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Turns an lwbench sensitivity run (`--engine sim --sensitivity KEY,...`) into one table per
+claim: every point of the sweep with its figure in the base run and in each arm (a key halved or
+doubled, the same seeds), side by side, so that a verdict resting on several points (a peak, a
+ratio between two locks, a shape) can be read off every arm at once.
+
+Usage: bench/scripts/sens-matrix.py DIR [--rel] [--over LOCK] [--only WORKLOAD:LOCK,...]
+  DIR          holds the sensitivity.csv lwbench wrote
+  --rel        each series' figure over its own figure at its fewest threads in the same arm (a
+               curve's shape, whatever the units: the seeds' "rel." columns)
+  --over LOCK  each lock's figure over LOCK's at the same workload and threads in the same arm
+               (LOCK's own rows are left out)
+  --only ...   keep only these workload:lock series
+--self-test checks the arithmetic on a made-up run. Cells are medians over the run's trials
+(seeds); `*` marks a point lwbench found bimodal in that arm's base. Exits 2 on a bad argument or
+a missing file.
+"""
+import csv
+import os
+import sys
+
+
+def fail(msg):
+    print(f"sens-matrix: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def load(path):
+    """{(workload, lock, variant, threads): {arm: value}} and the arms in order (the variant is
+    the proc-array layout and snapshot strategy, `layout/snapshot`, empty when the sweep has
+    none)."""
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as e:
+        fail(f"cannot read {path}: {e}")
+    if not rows:
+        fail(f"{path} has no rows")
+    table, arms, bimodal = {}, ["base"], set()
+    for r in rows:
+        variant = "/".join(x for x in (r["layout"], r["snapshot"]) if x)
+        k = (r["workload"], r["lock"], variant, int(r["threads"]))
+        cell = table.setdefault(k, {})
+        cell["base"] = float(r["base"])
+        if r["base_bimodal"] == "true":
+            bimodal.add(k)
+        for side in ("half", "double"):
+            arm = f"{r['key']} x{'0.5' if side == 'half' else '2'}"
+            if arm not in arms:
+                arms.append(arm)
+            if r[side] != "":
+                cell[arm] = float(r[side])
+    return table, arms, bimodal
+
+
+def derive(table, arms, rel=False, over=None, only=None):
+    """The cells to print: {(workload, lock, variant, threads): {arm: value or None}}."""
+    keys = sorted(table)
+    if only:
+        keys = [k for k in keys if f"{k[0]}:{k[1]}" in only]
+    out = {}
+    for k in keys:
+        w, lock, var, t = k
+        if over is not None and lock == over:
+            continue
+        row = {}
+        for a in arms:
+            v = table[k].get(a)
+            if v is not None and rel:
+                t0 = min(x[3] for x in table if x[:3] == (w, lock, var))
+                base = table[(w, lock, var, t0)].get(a)
+                v = v / base if base else None
+            if v is not None and over is not None:
+                d = table.get((w, over, var, t), {}).get(a)
+                if d is None:
+                    fail(f"--over {over}: no {w} point at {t} threads")
+                v = v / d if d else None
+            row[a] = v
+        out[k] = row
+    return out
+
+
+def fmt(v, ratio):
+    if v is None:
+        return "–"
+    if ratio:
+        return f"{v:.2f}"
+    return f"{v:,.0f}" if v >= 100 else f"{v:.3g}"
+
+
+def render(cells, arms, bimodal, ratio):
+    variants = any(k[2] for k in cells)
+    lines = ["| workload | lock | " + ("variant | " if variants else "") + "threads | "
+             + " | ".join(arms) + " |",
+             "|---|---|" + ("---|" if variants else "") + "--:|" + "--:|" * len(arms)]
+    for (w, lock, var, t), row in cells.items():
+        star = "*" if (w, lock, var, t) in bimodal else ""
+        lines.append(f"| {w} | {lock} | " + (f"{var} | " if variants else "") + f"{t}{star} | "
+                     + " | ".join(fmt(row.get(a), ratio) for a in arms) + " |")
+    return "\n".join(lines)
+
+
+def self_test():
+    import tempfile
+    d = tempfile.mkdtemp()
+    head = ("key,base_value,half_value,double_value,workload,lock,layout,snapshot,threads,trials,"
+            "unit,base,base_min,base_max,base_bimodal,half,double,half_ratio,double_ratio,note\n")
+    rows = [
+        "jitter,0.2,0.1,0.4,w,a,,,1,10,TPS,10,10,10,false,10,10,1,1,",
+        "jitter,0.2,0.1,0.4,w,a,,,8,10,TPS,40,39,41,false,60,20,1.5,0.5,",
+        "jitter,0.2,0.1,0.4,w,b,,,1,10,TPS,5,5,5,false,5,5,1,1,",
+        "jitter,0.2,0.1,0.4,w,b,,,8,10,TPS,80,70,90,true,30,40,0.375,0.5,",
+        "jitter,0.2,0.1,0.4,w,a,dense,scan,1,10,TPS,20,20,20,false,20,20,1,1,",
+        "jitter,0.2,0.1,0.4,w,a,dense,scan,8,10,TPS,60,60,60,false,60,60,1,1,",
+    ]
+    with open(os.path.join(d, "sensitivity.csv"), "w") as f:
+        f.write(head + "\n".join(rows) + "\n")
+    table, arms, bimodal = load(os.path.join(d, "sensitivity.csv"))
+    assert arms == ["base", "jitter x0.5", "jitter x2"], arms
+    rel = derive(table, arms, rel=True)
+    assert rel[("w", "a", "", 8)] == {"base": 4.0, "jitter x0.5": 6.0, "jitter x2": 2.0}, rel
+    assert rel[("w", "b", "", 8)]["base"] == 16.0, rel
+    assert rel[("w", "a", "dense/scan", 8)]["base"] == 3.0, rel
+    over = derive(table, arms, over="a")
+    assert ("w", "a", "", 8) not in over
+    assert over[("w", "b", "", 8)] == {"base": 2.0, "jitter x0.5": 0.5, "jitter x2": 2.0}, over
+    text = render(over, arms, bimodal, True)
+    assert "| w | b | 8* | 2.00 | 0.50 | 2.00 |" in text, text
+    assert "| w | a | dense/scan | 8 | 3.00 |" in render(rel, arms, bimodal, True)
+    only = derive(table, arms, only={"w:b"})
+    assert list(only) == [("w", "b", "", 1), ("w", "b", "", 8)], only
+    print("sens-matrix: self-test passed")
+
+
+def main(argv):
+    if argv[1:] == ["--self-test"]:
+        self_test()
+        return
+    args, rel, over, only = [], False, None, None
+    it = iter(argv[1:])
+    for a in it:
+        if a == "--rel":
+            rel = True
+        elif a == "--over":
+            over = next(it, None) or fail("--over needs a lock")
+        elif a == "--only":
+            v = next(it, None) or fail("--only needs workload:lock,...")
+            only = set(v.split(","))
+            if any(":" not in s for s in only):
+                fail(f"--only {v}: each item is workload:lock")
+        elif a.startswith("-"):
+            fail(f"unknown option {a}")
+        else:
+            args.append(a)
+    if len(args) != 1:
+        fail("usage: sens-matrix.py DIR [--rel] [--over LOCK] [--only WORKLOAD:LOCK,...]")
+    table, arms, bimodal = load(os.path.join(args[0], "sensitivity.csv"))
+    if over is not None and not any(k[1] == over for k in table):
+        fail(f"--over {over}: no such lock in the run")
+    cells = derive(table, arms, rel=rel, over=over, only=only)
+    print(render(cells, arms, bimodal, rel or over is not None))
+
+
+if __name__ == "__main__":
+    main(sys.argv)
