@@ -446,7 +446,7 @@ fn trial<L: Counters>(threads: usize, o: &Opts, read_pct: u64) -> Trial {
     Trial {
         ops_per_s: n / secs,
         run: w as f64 / handovers.max(1) as f64,
-        cs_per_kop: (u.voluntary_switches + u.involuntary_switches) as f64 * 1000.0 / n,
+        cs_per_kop: u.switches() as f64 * 1000.0 / n,
         vol_per_kop: u.voluntary_switches as f64 * 1000.0 / n,
         invol_per_kop: u.involuntary_switches as f64 * 1000.0 / n,
         cpu_ns_per_op: cpu * 1e9 / n,

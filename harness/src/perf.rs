@@ -219,7 +219,7 @@ impl CounterValues {
 pub fn rusage_thread_ctx_switches() -> Option<u64> {
     #[cfg(target_os = "linux")]
     {
-        rusage_ctx_switches(libc::RUSAGE_THREAD)
+        rusage(libc::RUSAGE_THREAD).map(Usage::switches)
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -230,7 +230,7 @@ pub fn rusage_thread_ctx_switches() -> Option<u64> {
 /// `(voluntary + involuntary)` context switches of the whole process so far (every thread, the
 /// ended ones included); `None` when `getrusage` fails (or off Linux).
 pub fn rusage_process_ctx_switches() -> Option<u64> {
-    rusage_process().map(|u| u.voluntary_switches + u.involuntary_switches)
+    rusage_process().map(Usage::switches)
 }
 
 /// What `getrusage` says about a process or a thread: its context switches split by cause and
@@ -249,6 +249,11 @@ pub struct Usage {
 }
 
 impl Usage {
+    /// Voluntary and involuntary switches together.
+    pub fn switches(self) -> u64 {
+        self.voluntary_switches + self.involuntary_switches
+    }
+
     /// The change from `earlier` to `self` (saturating: counters never run backwards).
     pub fn since(self, earlier: Usage) -> Usage {
         Usage {
@@ -275,12 +280,6 @@ pub fn rusage_process() -> Option<Usage> {
     {
         None
     }
-}
-
-/// `getrusage(who)`'s context switches.
-#[cfg(target_os = "linux")]
-fn rusage_ctx_switches(who: libc::c_int) -> Option<u64> {
-    rusage(who).map(|u| u.voluntary_switches + u.involuntary_switches)
 }
 
 /// `getrusage(who)`.
@@ -622,6 +621,42 @@ impl fmt::Display for Probe {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usage_differences_saturate_and_sum() {
+        let ms = std::time::Duration::from_millis;
+        let later = Usage {
+            voluntary_switches: 7,
+            involuntary_switches: 3,
+            user: ms(5),
+            system: ms(2),
+        };
+        let earlier = Usage {
+            voluntary_switches: 2,
+            involuntary_switches: 4,
+            user: ms(1),
+            system: ms(3),
+        };
+        let d = later.since(earlier);
+        assert_eq!((d.voluntary_switches, d.involuntary_switches), (5, 0));
+        assert_eq!((d.user, d.system), (ms(4), ms(0)));
+        assert_eq!(d.switches(), 5);
+    }
+
+    /// A process that sleeps blocks: its voluntary switches grow, and its counters never fall.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_process_usage_counts_a_sleep_as_voluntary() {
+        let before = rusage_process().expect("getrusage(RUSAGE_SELF)");
+        sleep_a_little();
+        let after = rusage_process().expect("getrusage(RUSAGE_SELF)");
+        assert!(
+            after.voluntary_switches > before.voluntary_switches,
+            "{before:?} -> {after:?}"
+        );
+        assert!(after.user >= before.user && after.system >= before.system);
+        assert!(rusage_process_ctx_switches().is_some());
+    }
 
     fn sleep_a_little() {
         for _ in 0..20 {

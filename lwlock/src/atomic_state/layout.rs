@@ -63,9 +63,10 @@
 //!   only that they are RMWs on the same word as the lock bits. A waiter sets `HAS_WAITERS` before
 //!   its re-check (a CAS under PostgreSQL's policies; a load or a failed CAS's read under
 //!   [`Adaptive`], below); a releaser learns of waiters from the value its own `fetch_sub`
-//!   returns. The modification order of `state` puts the release either before the waiter's re-check (which
-//!   then sees the lock free and takes it) or after `HAS_WAITERS` (and the releaser wakes). The
-//!   waker takes `LOCKED`, which the waiter held while queueing, so it finds the waiter.
+//!   returns. The modification order of `state` puts the release either before the waiter's
+//!   re-check (which then sees the lock free and takes it) or after `HAS_WAITERS` (and the
+//!   releaser wakes). The waker takes `LOCKED`, which the waiter held while queueing, so it
+//!   finds the waiter.
 //! * `lw_waiting = NOT_WAITING` is a Release store paired with the sleeper's Acquire load (and the
 //!   semaphore's own Release/Acquire): the unlink is visible before the record can queue again
 //!   elsewhere (PostgreSQL's `pg_write_barrier` of `37de8de9e3`).
