@@ -4,12 +4,15 @@ claim: every point of the sweep with its figure in the base run and in each arm 
 doubled, the same seeds), side by side, so that a verdict resting on several points (a peak, a
 ratio between two locks, a shape) can be read off every arm at once.
 
-Usage: bench/scripts/sens-matrix.py DIR [--rel] [--over LOCK] [--only WORKLOAD:LOCK,...]
-  DIR          holds the sensitivity.csv lwbench wrote
+Usage: bench/scripts/sens-matrix.py DIR [--rel] [--over LOCK] [--wait EVENT] [--only WORKLOAD:LOCK,...]
+  DIR          holds the sensitivity.csv (and sensitivity-waits.csv) lwbench wrote
   --rel        each series' figure over its own figure at its fewest threads in the same arm (a
                curve's shape, whatever the units: the seeds' "rel." columns)
   --over LOCK  each lock's figure over LOCK's at the same workload and threads in the same arm
                (LOCK's own rows are left out)
+  --wait EVENT each point's samples in the wait event EVENT (`LWLock:XactSLRU`, or the event
+               alone), in percent of all its samples (`(running)` included), from
+               sensitivity-waits.csv: a verdict about waits read off every arm
   --only ...   keep only these workload:lock series
 --self-test checks the arithmetic on a made-up run. Cells are medians over the run's trials
 (seeds); `*` marks a point lwbench found bimodal in that arm's base. Exits 2 on a bad argument or
@@ -53,6 +56,34 @@ def load(path):
     return table, arms, bimodal
 
 
+def load_waits(path, event):
+    """The share of `event` per point and arm, in percent, as load() shapes it: {(workload,
+    lock, variant, threads): {arm: percent}} and the arms in order. A point with samples but none
+    in `event` is 0."""
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as e:
+        fail(f"cannot read {path}: {e}")
+    if not rows:
+        fail(f"{path} has no rows")
+    table, arms, seen = {}, [], False
+    for r in rows:
+        variant = "/".join(x for x in (r["layout"], r["snapshot"]) if x)
+        k = (r["workload"], r["lock"], variant, int(r["threads"]))
+        if r["arm"] not in arms:
+            arms.append(r["arm"])
+        cell = table.setdefault(k, {})
+        cell.setdefault(r["arm"], 0.0)
+        full = f"{r['wait_event_type']}:{r['wait_event']}" if r["wait_event_type"] else r["wait_event"]
+        if event in (full, r["wait_event"]):
+            cell[r["arm"]] += float(r["share"]) * 100.0
+            seen = True
+    if not seen:
+        fail(f"--wait {event}: no point of the run sampled it")
+    return table, arms
+
+
 def derive(table, arms, rel=False, over=None, only=None):
     """The cells to print: {(workload, lock, variant, threads): {arm: value or None}}."""
     keys = sorted(table)
@@ -80,15 +111,17 @@ def derive(table, arms, rel=False, over=None, only=None):
     return out
 
 
-def fmt(v, ratio):
+def fmt(v, ratio, pct=False):
     if v is None:
         return "–"
+    if pct:
+        return f"{v:.1f} %"
     if ratio:
         return f"{v:.2f}"
     return f"{v:,.0f}" if v >= 100 else f"{v:.3g}"
 
 
-def render(cells, arms, bimodal, ratio):
+def render(cells, arms, bimodal, ratio, pct=False):
     variants = any(k[2] for k in cells)
     lines = ["| workload | lock | " + ("variant | " if variants else "") + "threads | "
              + " | ".join(arms) + " |",
@@ -96,7 +129,7 @@ def render(cells, arms, bimodal, ratio):
     for (w, lock, var, t), row in cells.items():
         star = "*" if (w, lock, var, t) in bimodal else ""
         lines.append(f"| {w} | {lock} | " + (f"{var} | " if variants else "") + f"{t}{star} | "
-                     + " | ".join(fmt(row.get(a), ratio) for a in arms) + " |")
+                     + " | ".join(fmt(row.get(a), ratio, pct) for a in arms) + " |")
     return "\n".join(lines)
 
 
@@ -127,6 +160,26 @@ def self_test():
     text = render(over, arms, bimodal, True)
     assert "| w | b | 8* | 2.00 | 0.50 | 2.00 |" in text, text
     assert "| w | a | dense/scan | 8 | 3.00 |" in render(rel, arms, bimodal, True)
+    whead = ("arm,key,value,workload,lock,layout,snapshot,threads,wait_event_type,wait_event,"
+             "samples,share\n")
+    wrows = [
+        "base,,,w,a,,,8,,(running),6,0.6",
+        "base,,,w,a,,,8,LWLock,XactSLRU,3,0.3",
+        "base,,,w,a,,,8,Spin,XactSLRU,1,0.1",
+        "base,,,w,b,,,8,,(running),10,1",
+        "jitter x2,jitter,0.4,w,a,,,8,LWLock,XactSLRU,2,0.2",
+        "jitter x2,jitter,0.4,w,a,,,8,,(running),8,0.8",
+    ]
+    with open(os.path.join(d, "sensitivity-waits.csv"), "w") as f:
+        f.write(whead + "\n".join(wrows) + "\n")
+    wt, warms = load_waits(os.path.join(d, "sensitivity-waits.csv"), "LWLock:XactSLRU")
+    assert warms == ["base", "jitter x2"], warms
+    assert wt[("w", "a", "", 8)] == {"base": 30.0, "jitter x2": 20.0}, wt
+    assert wt[("w", "b", "", 8)] == {"base": 0.0}, wt
+    # The event alone matches every type.
+    wt, _ = load_waits(os.path.join(d, "sensitivity-waits.csv"), "XactSLRU")
+    assert abs(wt[("w", "a", "", 8)]["base"] - 40.0) < 1e-9, wt
+    assert "| w | b | 8 | 0.0 % | – |" in render(wt, warms, set(), False, pct=True)
     only = derive(table, arms, only={"w:b"})
     assert list(only) == [("w", "b", "", 1), ("w", "b", "", 8)], only
     print("sens-matrix: self-test passed")
@@ -136,13 +189,15 @@ def main(argv):
     if argv[1:] == ["--self-test"]:
         self_test()
         return
-    args, rel, over, only = [], False, None, None
+    args, rel, over, only, wait = [], False, None, None, None
     it = iter(argv[1:])
     for a in it:
         if a == "--rel":
             rel = True
         elif a == "--over":
             over = next(it, None) or fail("--over needs a lock")
+        elif a == "--wait":
+            wait = next(it, None) or fail("--wait needs an event")
         elif a == "--only":
             v = next(it, None) or fail("--only needs workload:lock,...")
             only = set(v.split(","))
@@ -153,7 +208,15 @@ def main(argv):
         else:
             args.append(a)
     if len(args) != 1:
-        fail("usage: sens-matrix.py DIR [--rel] [--over LOCK] [--only WORKLOAD:LOCK,...]")
+        fail("usage: sens-matrix.py DIR [--rel] [--over LOCK] [--wait EVENT] "
+             "[--only WORKLOAD:LOCK,...]")
+    if wait is not None:
+        if rel or over is not None:
+            fail("--wait: a share is printed as it is (no --rel or --over)")
+        table, arms = load_waits(os.path.join(args[0], "sensitivity-waits.csv"), wait)
+        cells = derive(table, arms, only=only)
+        print(render(cells, arms, set(), False, pct=True))
+        return
     table, arms, bimodal = load(os.path.join(args[0], "sensitivity.csv"))
     if over is not None and not any(k[1] == over for k in table):
         fail(f"--over {over}: no such lock in the run")

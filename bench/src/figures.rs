@@ -1095,6 +1095,7 @@ mod tests {
             clog_excl_per_txn: None,
             cpu_busy_pct: None,
             cpu_s_per_txn: None,
+            waits: Default::default(),
         }
     }
 

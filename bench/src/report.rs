@@ -543,6 +543,10 @@ pub struct PointRow {
     pub cpu_busy_pct: Option<f64>,
     /// Median of the trials' `cpu_s_per_txn`.
     pub cpu_s_per_txn: Option<f64>,
+    /// The workers' wait-event samples summed over the trials, `(running)` included (the
+    /// sensitivity tables' wait columns; `waits.csv` has them per trial).
+    #[serde(skip)]
+    pub waits: BTreeMap<String, u64>,
 }
 
 /// The median of the values present, `None` when there are none.
@@ -610,17 +614,22 @@ impl PointRow {
                 }
             })
             .collect();
-        let mut waits: BTreeMap<&str, u64> = BTreeMap::new();
+        let mut waits: BTreeMap<String, u64> = BTreeMap::new();
         for t in trials {
             for (k, v) in &t.waits {
-                *waits.entry(k.as_str()).or_default() += v;
+                *waits.entry(k.clone()).or_default() += v;
             }
         }
         let total: u64 = waits.values().sum();
         let top = waits
             .iter()
-            .filter(|(k, _)| **k != runner::RUNNING)
+            .filter(|(k, _)| *k != runner::RUNNING)
             .max_by_key(|(_, v)| **v);
+        let top_wait_event = top.map(|(k, _)| k.to_string()).unwrap_or_default();
+        let top_wait_share = match top {
+            Some((_, v)) if total > 0 => (*v as f64 / total as f64 * 1e3).round() / 1e3,
+            _ => 0.0,
+        };
         let fast: Vec<f64> = trials
             .iter()
             .filter_map(|t| t.snapshot_fast_pct())
@@ -678,11 +687,8 @@ impl PointRow {
             mean_group_size: median_of(trials.iter().map(|t| t.lock.mean_group_size))
                 .map(|m| (m * 100.0).round() / 100.0),
             max_group_size: trials.iter().filter_map(|t| t.lock.max_group_size).max(),
-            top_wait_event: top.map(|(k, _)| k.to_string()).unwrap_or_default(),
-            top_wait_share: match top {
-                Some((_, v)) if total > 0 => (*v as f64 / total as f64 * 1e3).round() / 1e3,
-                _ => 0.0,
-            },
+            top_wait_event,
+            top_wait_share,
             snapshot_fast_pct: (!fast.is_empty()).then(|| runner::median(&fast)),
             median_cs_per_thread: (runner::median(&cs) * 10.0).round() / 10.0,
             fair_short: threads > cores && runner::median(&cs) < FAIR_MIN_SLICES,
@@ -715,6 +721,7 @@ impl PointRow {
                     .map(|t| t.cpu_s_per_txn().map(|x| sig_digits(x, 4))),
             )
             .map(|x| sig_digits(x, 4)),
+            waits,
         }
     }
 

@@ -148,6 +148,55 @@ struct Row<'a> {
     note: String,
 }
 
+/// One row of `sensitivity-waits.csv`: one wait event's samples at one point of one sweep.
+#[derive(Debug, Serialize)]
+struct WaitRow<'a> {
+    /// `base`, or the key and its arm (`residency_ns x0.5`).
+    arm: &'a str,
+    /// The key (empty for the base).
+    key: &'a str,
+    /// The key's value in that arm.
+    value: Option<f64>,
+    workload: &'a str,
+    lock: &'a str,
+    layout: &'a str,
+    snapshot: &'a str,
+    threads: usize,
+    /// `LWLock`, `Spin`, `IPC`, or empty for `(running)`.
+    wait_event_type: &'a str,
+    wait_event: &'a str,
+    /// Samples over all the point's trials.
+    samples: u64,
+    /// Their share of all the point's samples, `(running)` included.
+    share: f64,
+}
+
+fn share_of(n: u64, total: u64) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        (n as f64 / total as f64 * 1e4).round() / 1e4
+    }
+}
+
+/// A point's top wait event (`(running)` left out) and its share, `-` without a point, `none`
+/// when nothing waited.
+fn top_wait(p: Option<&PointRow>) -> String {
+    let Some(p) = p else { return "-".into() };
+    let total: u64 = p.waits.values().sum();
+    match p
+        .waits
+        .iter()
+        .filter(|(k, _)| *k != lwharness::runner::RUNNING)
+        .max_by_key(|(_, v)| **v)
+    {
+        Some((k, &n)) if n > 0 => {
+            format!("{k} {:.1} % of {total}", share_of(n, total) * 100.0)
+        }
+        _ => "none".into(),
+    }
+}
+
 fn ratio(x: f64, base: f64) -> Option<f64> {
     (base > 0.0).then(|| (x / base * 1000.0).round() / 1000.0)
 }
@@ -173,10 +222,53 @@ pub fn write(
          seeds. Cells: the workload's figure (TPS; lock operations/s for `null` and `null-x`), \
          the median over the trials; the base with its slowest–fastest trial. `†`: the arm's \
          median lies outside the base's slowest–fastest range; a ratio without it is within the \
-         spread of the seeds. `*`: a bimodal point.\n",
+         spread of the seeds. `*`: a bimodal point. Where the locks publish wait events, a \
+         second table gives each point's top wait and its share of the workers' samples over \
+         all trials (`of N`: the samples, `(running)` included); every event's samples, per arm, are \
+         in `sensitivity-waits.csv`.\n",
     );
     let mut csv = csv::Writer::from_path(out.join("sensitivity.csv"))
         .map_err(|e| io("sensitivity.csv", &e))?;
+    let mut waits = csv::Writer::from_path(out.join("sensitivity-waits.csv"))
+        .map_err(|e| io("sensitivity-waits.csv", &e))?;
+    let mut wait_rows = |arm: &str, key: &str, value: Option<f64>, points: &[PointRow]| {
+        for p in points {
+            let total: u64 = p.waits.values().sum();
+            for (ev, &n) in &p.waits {
+                let (t, e) = ev.split_once(':').unwrap_or(("", ev.as_str()));
+                waits
+                    .serialize(WaitRow {
+                        arm,
+                        key,
+                        value,
+                        workload: p.workload,
+                        lock: p.lock,
+                        layout: p.layout,
+                        snapshot: p.snapshot,
+                        threads: p.threads,
+                        wait_event_type: t,
+                        wait_event: e,
+                        samples: n,
+                        share: share_of(n, total),
+                    })
+                    .map_err(|e| io("sensitivity-waits.csv", &e))?;
+            }
+        }
+        Ok::<(), String>(())
+    };
+    wait_rows("base", "", None, base)?;
+    for k in keys {
+        for (_, label, arm) in k.arms() {
+            if let Arm::Run { variant, value } = arm {
+                let pts = runs.get(*variant).map(Vec::as_slice).unwrap_or(&[]);
+                wait_rows(&format!("{} {label}", k.key), &k.key, Some(*value), pts)?;
+            }
+        }
+    }
+    waits.flush().map_err(|e| io("sensitivity-waits.csv", &e))?;
+    let instrumented = base
+        .iter()
+        .any(|p| p.waits.keys().any(|k| k != lwharness::runner::RUNNING));
     for k in keys {
         let _ = write!(md, "\n## `{}` (base {}{}", k.key, num(k.base), k.unit());
         for (_, label, arm) in k.arms() {
@@ -255,6 +347,24 @@ pub fn write(
             r.half_value = value(&k.half);
             r.double_value = value(&k.double);
             csv.serialize(r).map_err(|e| io("sensitivity.csv", &e))?;
+        }
+        if instrumented {
+            md.push_str(
+                "\n| workload | lock | threads | top wait: base | x0.5 | x2 |\n\
+                 |---|---|--:|---|---|---|\n",
+            );
+            for (i, p) in base.iter().enumerate() {
+                let _ = writeln!(
+                    md,
+                    "| {} | {} | {} | {} | {} | {} |",
+                    p.workload,
+                    lock_label(p),
+                    p.threads,
+                    top_wait(Some(p)),
+                    top_wait(fig(&k.half, i)),
+                    top_wait(fig(&k.double, i)),
+                );
+            }
         }
     }
     csv.flush().map_err(|e| io("sensitivity.csv", &e))?;

@@ -214,6 +214,49 @@ fn sensitivity_writes_base_half_and_double_per_point() {
         p["median_txn_per_sec"].parse::<f64>().unwrap(),
         r["base"].parse::<f64>().unwrap()
     );
+    // The wait samples of the base and of every arm that ran, each point's shares summing to 1.
+    let waits = csv_rows(&d.join("sensitivity-waits.csv"));
+    let mut arms: Vec<&str> = waits.iter().map(|r| r["arm"].as_str()).collect();
+    arms.dedup();
+    assert_eq!(
+        arms,
+        [
+            "base",
+            "transfer_l3_ns x0.5",
+            "transfer_l3_ns x2",
+            "futex_wake_ns x0.5",
+            "futex_wake_ns x2",
+            "shared_load_occupancy x0.5",
+            "shared_load_occupancy x2"
+        ]
+    );
+    for arm in &arms {
+        for (lock, threads) in [("atomic", "2"), ("atomic", "8"), ("classic", "8")] {
+            let rows: Vec<_> = waits
+                .iter()
+                .filter(|r| r["arm"] == *arm && r["lock"] == lock && r["threads"] == threads)
+                .collect();
+            let sum: f64 = rows
+                .iter()
+                .map(|r| r["share"].parse::<f64>().unwrap())
+                .sum();
+            assert!(
+                (sum - 1.0).abs() < 0.01,
+                "{arm} {lock} x{threads}: {sum} {rows:?}"
+            );
+        }
+    }
+    // Eight contended threads on one lock wait on it in the base and in the arms.
+    assert!(
+        waits.iter().any(|r| r["arm"] == "transfer_l3_ns x2"
+            && r["threads"] == "8"
+            && r["wait_event_type"] != ""),
+        "{waits:?}"
+    );
+    assert!(
+        md.contains("| workload | lock | threads | top wait: base | x0.5 | x2 |"),
+        "{md}"
+    );
     let m = meta(&d);
     assert_eq!(m["sim"]["sensitivity"][0]["key"], "transfer_l3_ns");
     assert_eq!(m["sim"]["sensitivity"][0]["double"]["value"], 87.0);
