@@ -6,7 +6,8 @@
 //! the same session as the calibration the profile came from.
 //!
 //! ```text
-//! cargo run --release -p lwsim --example cas_runs [-- --profile NAME|PATH] [--trials N] [--ops N] [--set KEY=VALUE,...] [--fit-residency]
+//! cargo run --release -p lwsim --example cas_runs [-- --profile NAME|PATH] [--trials N] [--ops N] [--set KEY=VALUE,...]
+//!     [--fit-residency | --fit-spread] [--save-real FILE | --real FILE]
 //! ```
 //!
 //! Run lengths: each thread records the values its `fetch_add`s returned; merged, the values
@@ -17,7 +18,15 @@
 //!
 //! `--fit-residency` calibrates the profile's line residency on the real CAS-loop figure (see
 //! `fit_residency`) before the table: a profile calibrated on another host keeps its residency in
-//! nanoseconds, which means nothing on a host whose RMWs cost five times as much.
+//! nanoseconds, which means nothing on a host whose RMWs cost five times as much. `--fit-spread`
+//! calibrates the residency window's spread as well, on the real share of runs of length 1
+//! (`fit_spread`); the run-length median and p90 are then the checks.
+//!
+//! `--save-real FILE` writes the real trials' figures; `--real FILE` reads them instead of
+//! measuring, so that fits and simulations can be repeated on one quiet-machine measurement
+//! (the simulated side is deterministic and does not need a quiet machine). A real trial in which
+//! the two threads never overlapped is run again, and the program stops with a message when a
+//! loaded machine keeps them apart.
 
 use lwsim::atomic::AtomicU64;
 use lwsim::{Profile, SimConfig};
@@ -171,17 +180,75 @@ struct Figures {
 /// One column of the report.
 type Column = fn(&Figures) -> f64;
 
-fn trial(ops: u64) -> Figures {
+/// One trial, or `None` where the two threads never incremented at the same time (one was
+/// descheduled throughout: a loaded machine), so that there is no figure to report.
+fn trial(ops: u64) -> Option<Figures> {
     let cas = cas_loop(ops);
     let runs = fetch_add_runs(ops);
+    if cas.is_nan() || runs.is_empty() {
+        return None;
+    }
     let ones = runs.iter().filter(|&&r| r == 1).count() as f64 / runs.len() as f64;
     let mut r: Vec<f64> = runs.iter().map(|&x| x as f64).collect();
-    Figures {
+    Some(Figures {
         cas_per_success: cas,
         run_median: quantile(&mut r, 0.5),
         run_p90: quantile(&mut r, 0.9),
         ones,
+    })
+}
+
+/// `trials` real trials; a trial in which the threads never overlapped is run again, at most
+/// `trials` more times in all, then the program stops naming the cause.
+fn real_trials(trials: usize, ops: u64) -> Vec<Figures> {
+    let mut out = Vec::new();
+    let mut missed = 0;
+    while out.len() < trials {
+        match trial(ops) {
+            Some(f) => out.push(f),
+            None if missed < trials => missed += 1,
+            None => {
+                eprintln!(
+                    "cas_runs: in {missed} trials the two threads never ran at the same time (a \
+                     loaded machine: the load average is in /proc/loadavg); run it on a quiet one"
+                );
+                std::process::exit(1);
+            }
+        }
     }
+    out
+}
+
+const REAL_HEADER: &str = "cas_per_success,run_median,run_p90,ones";
+
+/// Reads the real trials `--save-real` wrote (a header and one line per trial).
+fn load_real(path: &str) -> Result<Vec<Figures>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("--real {path}: {e}"))?;
+    let mut lines = text.lines();
+    if lines.next() != Some(REAL_HEADER) {
+        return Err(format!(
+            "--real {path}: not a file --save-real wrote (its header is {REAL_HEADER})"
+        ));
+    }
+    let v: Vec<Figures> = lines
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let x: Vec<f64> = l.split(',').filter_map(|f| f.trim().parse().ok()).collect();
+            match x[..] {
+                [c, m, p, o] => Ok(Figures {
+                    cas_per_success: c,
+                    run_median: m,
+                    run_p90: p,
+                    ones: o,
+                }),
+                _ => Err(format!("--real {path}: bad line {l:?}")),
+            }
+        })
+        .collect::<Result<_, _>>()?;
+    if v.is_empty() {
+        return Err(format!("--real {path}: no trials"));
+    }
+    Ok(v)
 }
 
 /// (median, lowest, highest) of one column of the trials.
@@ -197,7 +264,11 @@ fn spread(trials: &[Figures], col: Column) -> [f64; 3] {
 /// owner that keeps the line longer finishes more of its CAS loops before the other core's
 /// request takes it). Sets the profile's value and prints it with the figure it reproduces; the
 /// run-length rows of the table that follows are then a check the fit did not aim at.
-fn fit_residency(profile: &mut Profile, target: f64, simulate: &dyn Fn(&Profile) -> Vec<Figures>) {
+fn fit_residency(
+    profile: &mut Profile,
+    target: f64,
+    simulate: &dyn Fn(&Profile) -> Vec<Figures>,
+) -> f64 {
     let at = |profile: &mut Profile, r: f64| -> f64 {
         profile
             .set("residency_ns", r)
@@ -219,11 +290,42 @@ fn fit_residency(profile: &mut Profile, target: f64, simulate: &dyn Fn(&Profile)
         }
     }
     let fitted = (lo + hi) / 2.0;
-    let got = at(profile, fitted);
-    println!(
-        "residency_ns fitted: {fitted:.2} ns (simulated CAS attempts per success {got:.3}, real {target:.3}); \
-         pass it on with --set residency_ns={fitted:.2}"
-    );
+    at(profile, fitted)
+}
+
+/// Calibrates `residency_spread` too: for each spread 0, 0.1, ..., 1 the residency is fitted as
+/// [`fit_residency`] does, and the spread kept is the one whose simulated share of runs of
+/// length 1 is nearest the real one (`ones`). Prints the grid. The run-length median and p90
+/// in the table that follows are then checks the fit did not aim at.
+fn fit_spread(
+    profile: &mut Profile,
+    target: f64,
+    ones: f64,
+    simulate: &dyn Fn(&Profile) -> Vec<Figures>,
+) {
+    println!("residency_spread  residency_ns  CAS/success  runs of length 1 (real {ones:.3})");
+    let mut best = (f64::INFINITY, 0.0, 0.0);
+    for i in 0..=10 {
+        let s = i as f64 / 10.0;
+        profile
+            .set("residency_spread", s)
+            .expect("residency_spread is a model key");
+        fit_residency(profile, target, simulate);
+        let r = profile.get("residency_ns").expect("a model key");
+        let sim = simulate(profile);
+        let (cas, got) = (
+            spread(&sim, |t| t.cas_per_success)[0],
+            spread(&sim, |t| t.ones)[0],
+        );
+        println!("{s:>16.1}  {r:>12.2}  {cas:>11.3}  {got:>8.3}");
+        if (got - ones).abs() < best.0 {
+            best = ((got - ones).abs(), s, r);
+        }
+    }
+    profile
+        .set("residency_spread", best.1)
+        .expect("a model key");
+    profile.set("residency_ns", best.2).expect("a model key");
 }
 
 fn main() {
@@ -246,7 +348,23 @@ fn main() {
 
     // The real figures need both threads on a CPU at once: a loaded machine time-slices them.
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    let real: Vec<_> = (0..trials).map(|_| trial(ops)).collect();
+    let real: Vec<Figures> = match arg("--real") {
+        Some(path) => load_real(&path).unwrap_or_else(|e| {
+            eprintln!("cas_runs: {e}");
+            std::process::exit(2)
+        }),
+        None => real_trials(trials, ops),
+    };
+    if let Some(path) = arg("--save-real") {
+        let mut text = format!("{REAL_HEADER}\n");
+        for t in &real {
+            text += &format!(
+                "{},{},{},{}\n",
+                t.cas_per_success, t.run_median, t.run_p90, t.ones
+            );
+        }
+        std::fs::write(&path, text).unwrap_or_else(|e| panic!("--save-real {path}: {e}"));
+    }
     // The simulation is deterministic per seed; a smaller count keeps it to seconds.
     let sim_ops = ops.min(50_000);
     let simulate = |profile: &Profile| -> Vec<_> {
@@ -256,18 +374,35 @@ fn main() {
                 let o = out.clone();
                 let cfg = SimConfig::new(profile.clone(), THREADS).seed(seed);
                 lwsim::run(cfg, move || {
-                    *o.lock().unwrap() = Some(trial(sim_ops));
+                    *o.lock().unwrap() = Some(trial(sim_ops).expect("simulated threads overlap"));
                 });
                 let r = out.lock().unwrap().take().unwrap();
                 r
             })
             .collect()
     };
-    if args.iter().any(|a| a == "--fit-residency") {
-        fit_residency(
+    let target = spread(&real, |t| t.cas_per_success)[0];
+    if args.iter().any(|a| a == "--fit-spread") {
+        fit_spread(
             &mut profile,
-            spread(&real, |t| t.cas_per_success)[0],
+            target,
+            spread(&real, |t| t.ones)[0],
             &simulate,
+        );
+    } else if args.iter().any(|a| a == "--fit-residency") {
+        fit_residency(&mut profile, target, &simulate);
+    }
+    if args
+        .iter()
+        .any(|a| a == "--fit-spread" || a == "--fit-residency")
+    {
+        let (r, sp) = (
+            profile.get("residency_ns").expect("a model key"),
+            profile.get("residency_spread").expect("a model key"),
+        );
+        println!(
+            "fitted: residency_ns {r:.2}, residency_spread {sp:.1} (real CAS attempts per success \
+             {target:.3}); pass them on with --set residency_ns={r:.2},residency_spread={sp:.1}"
         );
     }
     let sim = simulate(&profile);

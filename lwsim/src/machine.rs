@@ -44,6 +44,8 @@
 //!
 //! **Residency** (`model.residency_ns`): a new owner keeps the line that long (jittered) before
 //! the next booked transfer may start, at least for its own RMW; its accesses in the window hit.
+//! `model.residency_spread` shapes the window's distribution around the same mean, from that
+//! narrow window (0) to an exponential one (1), calibrated on a machine's run lengths.
 //! Real cores answer a snoop only after a few local operations, which is why a thread does several
 //! `fetch_add`s per line ownership and a 2-thread CAS loop needs about 1.5 CAS per success, not 2.
 //!
@@ -565,6 +567,8 @@ pub struct Machine {
     shared_occupancy: f64,
     /// `model.residency_ns` in ps.
     residency: u64,
+    /// `model.residency_spread`.
+    residency_spread: f64,
     /// `model.jitter`.
     jitter: f64,
     /// `model.arbitration`.
@@ -690,6 +694,7 @@ impl Machine {
         Machine {
             shared_occupancy: prof.param(model::SHARED_LOAD_OCCUPANCY),
             residency: (prof.param(model::RESIDENCY_NS) * 1000.0).round() as u64,
+            residency_spread: prof.param(model::RESIDENCY_SPREAD),
             jitter: prof.param(model::JITTER),
             arbitration: prof.param(model::ARBITRATION),
             arbitration_local: prof.param(model::ARBITRATION_LOCAL),
@@ -1271,6 +1276,18 @@ impl Machine {
             / (1u64 << 53) as f64
     }
 
+    /// A new owner's residency window: `residency_ns` jittered as a transfer when
+    /// `residency_spread` is 0 (the draws as they were before the key existed), else
+    /// `residency_ns × ((1 − s) + s × E)` with `E` exponential of mean 1.
+    fn residency_window(&mut self) -> u64 {
+        let s = self.residency_spread;
+        if s == 0.0 || self.residency == 0 {
+            return self.jittered(self.residency);
+        }
+        let e = -(1.0 - self.uniform()).ln();
+        (self.residency as f64 * ((1.0 - s) + s * e)).round() as u64
+    }
+
     /// A transfer's cost with the profile's latency spread: uniform in `[1 - j, 1 + j]` times
     /// the nominal cost.
     fn jittered(&mut self, c: u64) -> u64 {
@@ -1431,7 +1448,7 @@ impl Machine {
             line.tail_owner = a as u16;
             line.tail_sharers = Bits::default();
             line.busy_until = grant;
-            let r = self.jittered(self.residency);
+            let r = self.residency_window();
             line.resident_until = grant + r.max(rmw);
         } else if what == 1 {
             line.tail_sharers = Bits::only(line.tail_owner as usize);

@@ -228,6 +228,16 @@ pub const MODEL_KEYS: &[ModelKey] = &[
               that Intel reports for Hyper-Threading on server workloads). Sampled when the \
               computation starts",
     },
+    ModelKey {
+        key: "residency_spread",
+        default: 0.0,
+        range: (0.0, 1.0),
+        doc: "shape of the residency window's distribution: each window lasts residency_ns x \
+              ((1 - s) + s x E), E exponential with mean 1, so the mean stays residency_ns and \
+              s sets the spread (0: residency_ns jittered as a transfer, a narrow window; 1: \
+              exponential, a snoop answered after a memoryless number of local operations). \
+              Calibrated on a machine's own fetch_add run lengths (lwsim's cas_runs example)",
+    },
 ];
 
 /// Indices into [`Profile::model`].
@@ -247,6 +257,7 @@ pub mod model {
     pub const IDLE_EXIT: usize = 11;
     pub const IDLE_EXIT_AFTER: usize = 12;
     pub const SMT_SHARE: usize = 13;
+    pub const RESIDENCY_SPREAD: usize = 14;
 }
 
 /// Indices into [`Profile::costs_ps`].

@@ -222,3 +222,80 @@ fn a_two_thread_cas_loop_fails_about_as_often_as_on_real_threads() {
         "{with} CAS per success, real threads 1.52-1.56 (±25 %)"
     );
 }
+
+/// The run lengths of a 2-thread `fetch_add` race (consecutive increments by one thread) under
+/// `p`: the values each thread's `fetch_add`s returned, merged.
+fn fetch_add_run_lengths(p: Profile, k: u64) -> Vec<u64> {
+    let seen = Arc::new(std::sync::Mutex::new(vec![Vec::new(), Vec::new()]));
+    let s2 = seen.clone();
+    lwsim::run(SimConfig::new(p, 2), move || {
+        let c = Arc::new(Padded(AtomicU64::new(0)));
+        let hs: Vec<_> = (0..2)
+            .map(|i| {
+                let (c, s) = (c.clone(), s2.clone());
+                lwsim::thread::spawn(move || {
+                    let v: Vec<u64> = (0..k)
+                        .map(|_| c.0.fetch_add(1, Ordering::Relaxed))
+                        .collect();
+                    s.lock().unwrap()[i] = v;
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+    });
+    let seen = seen.lock().unwrap();
+    let mut owner = vec![0usize; 2 * k as usize];
+    for (t, vals) in seen.iter().enumerate() {
+        for &v in vals {
+            owner[v as usize] = t;
+        }
+    }
+    // Only the stretch in which both threads were incrementing.
+    let from = seen.iter().map(|v| v[0]).max().unwrap() as usize;
+    let to = seen.iter().map(|v| *v.last().unwrap()).min().unwrap() as usize;
+    let mut runs = vec![1u64];
+    for i in from + 1..=to {
+        if owner[i] == owner[i - 1] {
+            *runs.last_mut().unwrap() += 1;
+        } else {
+            runs.push(1);
+        }
+    }
+    runs
+}
+
+/// `residency_spread` changes the shape of the residency window, not its mean: with a narrow
+/// window (0) every ownership serves about residency / RMW operations and none serves one alone;
+/// with an exponential window (1) short windows give runs of length 1 and long ones long runs,
+/// about as many operations per ownership on average.
+#[test]
+fn residency_spread_widens_the_run_lengths_around_the_same_mean() {
+    let mut p = profile("xeon-2s-broadwell");
+    let rmw = p.ps(cost::RMW_HIT) as f64 / 1000.0;
+    p.set("residency_ns", 6.0 * rmw).unwrap();
+    let stats = |runs: &[u64]| {
+        let ones = runs.iter().filter(|&&r| r == 1).count() as f64 / runs.len() as f64;
+        let mean = runs.iter().sum::<u64>() as f64 / runs.len() as f64;
+        let max = *runs.iter().max().unwrap();
+        (ones, mean, max)
+    };
+    let narrow = stats(&fetch_add_run_lengths(p.clone(), 20_000));
+    p.set("residency_spread", 1.0).unwrap();
+    let wide = stats(&fetch_add_run_lengths(p, 20_000));
+    println!("runs (share of length 1, mean, longest): spread 0 {narrow:?}, spread 1 {wide:?}");
+    assert_eq!(
+        narrow.0, 0.0,
+        "a narrow window never serves one operation alone"
+    );
+    assert!(wide.0 > 0.1, "an exponential window often does: {wide:?}");
+    assert!(
+        wide.2 > 2 * narrow.2,
+        "and sometimes many more: {wide:?} vs {narrow:?}"
+    );
+    assert!(
+        within(wide.1, narrow.1, 0.3),
+        "the mean run stays about the same: {wide:?} vs {narrow:?}"
+    );
+}
