@@ -16,6 +16,13 @@
 //! overshoot of a 1 ms sleep (timer slack). The time slice is computed from the CPU count and the
 //! kernel's formula. The topology is read from `/sys/devices/system/cpu`.
 //!
+//! Of the model parameters, only the instruction time is fitted here: the uncontended
+//! acquire+release of the atomic and the classic LWLock, shared and exclusive, measured as the
+//! criterion benchmark does, against their memory operations at the costs just measured plus
+//! their instruction counts (least squares, `fit_instruction_ns`). The others (residency,
+//! spread, arbitration, store buffer, ...) are the shipped profile's, each with its source;
+//! `lwsim`'s `cas_runs --fit-residency` fits the residency in the same session.
+//!
 //! Every figure is the median of its trials, reported with its spread (p10–p90) and the number of
 //! trials, in the table printed to stderr and in each value's source. On a loaded or virtualised
 //! machine the figures move between sessions (a one-way transfer of 35 ns in one session and
@@ -23,6 +30,41 @@
 //! for comparisons run in the same session as its calibration; the program says so when it ends.
 
 use std::hint::black_box;
+
+/// `section` (a JSON object's text) with its member `key`'s object value replaced by `member`
+/// (`"key": {...}`); `section` unchanged when it has no such member.
+fn replace_member(section: &str, key: &str, member: &str) -> String {
+    let Some(start) = section.find(&format!("\"{key}\"")) else {
+        return section.to_string();
+    };
+    let Some(open) = section[start..].find('{').map(|i| start + i) else {
+        return section.to_string();
+    };
+    // The member's object holds strings but no nested object: its end is the first `}` outside
+    // a string.
+    let mut in_str = false;
+    let mut escaped = false;
+    for (i, ch) in section[open + 1..].char_indices() {
+        if in_str {
+            match (escaped, ch) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match ch {
+            '"' => in_str = true,
+            '}' => {
+                let end = open + 1 + i + 1;
+                return format!("{}{member}{}", &section[..start], &section[end..]);
+            }
+            _ => {}
+        }
+    }
+    section.to_string()
+}
 
 /// The `"model": { ... }` member of the shipped this-machine profile, as text.
 fn shipped_model_section() -> Option<&'static str> {
@@ -56,6 +98,7 @@ fn shipped_model_section() -> Option<&'static str> {
     }
     None
 }
+use lwlock::{Mode, RawAtomicLwLock, RawClassicLwLock, RawLwLock, Tranche};
 use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -243,6 +286,40 @@ fn same_cpu_switch(rounds: u32) -> f64 {
     ns / rounds as f64 / 2.0
 }
 
+/// ns per uncontended acquire+release of a lock of type `L` in `mode` on this thread (the
+/// criterion benchmark's loop, `lwlock/benches/uncontended.rs`).
+fn lock_pair<L: RawLwLock>(mode: Mode, iters: u64) -> f64 {
+    let lock = L::with_tranche(Tranche::DEFAULT);
+    ns_per(iters, || {
+        for _ in 0..iters {
+            black_box(&lock).acquire(mode);
+            // SAFETY: held in `mode` by this thread, just acquired.
+            unsafe { black_box(&lock).release(mode) };
+        }
+    })
+}
+
+/// The per-instruction cost that makes the profile's four uncontended acquire+release paths cost
+/// what they measure here: least squares of `measured − memory = k × instruction_ns` over the
+/// paths, `k` their instruction counts and `memory` their memory operations at this calibration's
+/// costs (design.md, "Instruction time": atomic shared 16 and exclusive 13 instructions, a load and
+/// two RMWs; classic shared 95 and exclusive 90, two RMWs (the spinlock's TAS) and four stores).
+/// Clamped to the model key's range; returns the fit and its residuals, ns.
+fn fit_instruction_ns(measured: [f64; 4], load: f64, store: f64, rmw: f64) -> (f64, [f64; 4]) {
+    let k = [16.0, 13.0, 95.0, 90.0];
+    let atomic = load + 2.0 * rmw;
+    let classic = 2.0 * rmw + 4.0 * store;
+    let memory = [atomic, atomic, classic, classic];
+    let num: f64 = (0..4).map(|i| k[i] * (measured[i] - memory[i])).sum();
+    let den: f64 = k.iter().map(|k| k * k).sum();
+    let x = (num / den).clamp(0.0, 10.0);
+    let mut residual = [0.0; 4];
+    for i in 0..4 {
+        residual[i] = measured[i] - memory[i] - k[i] * x;
+    }
+    (x, residual)
+}
+
 fn read(path: &str) -> Option<String> {
     std::fs::read_to_string(path)
         .ok()
@@ -341,6 +418,25 @@ fn main() {
             }
         })
     });
+    let pair_iters = if quick { 2_000_000 } else { 10_000_000 };
+    let pairs = [
+        trials(n, || lock_pair::<RawAtomicLwLock>(Mode::Shared, pair_iters)),
+        trials(n, || {
+            lock_pair::<RawAtomicLwLock>(Mode::Exclusive, pair_iters)
+        }),
+        trials(n, || {
+            lock_pair::<RawClassicLwLock>(Mode::Shared, pair_iters)
+        }),
+        trials(n, || {
+            lock_pair::<RawClassicLwLock>(Mode::Exclusive, pair_iters)
+        }),
+    ];
+    let (instruction_ns, residual) = fit_instruction_ns(
+        [0, 1, 2, 3].map(|i| pairs[i].median),
+        load_hit.median,
+        store_hit.median,
+        rmw_hit.median,
+    );
     let dram = chase_ring(if quick { 1 << 21 } else { 1 << 22 }, 8); // 128 / 256 MiB, one slot a line
     let memory = trials(3, || chase(&dram, 2_000_000));
     drop(dram);
@@ -442,15 +538,21 @@ fn main() {
     }
     json += "  }";
     // The model parameters are not measured here: keep the shipped profile's (residency,
-    // spread, arbitration, store buffer, instruction time, ...), each with its source.
+    // spread, arbitration, store buffer, ...), each with its source; all but the instruction
+    // time, fitted above on this machine's own uncontended lock paths.
     if let Some(model) = shipped_model_section() {
         json += ",\n  ";
-        json += model;
+        let fitted = format!(
+            "\"instruction_ns\": {{ \"value\": {instruction_ns:.4}, \"source\": \"{here}: least squares over the four uncontended acquire+release pairs measured here (atomic shared / exclusive, classic shared / exclusive: {:.2}, {:.2}, {:.2}, {:.2} ns, medians of {n}) against this calibration's memory-operation costs plus the paths' instruction counts (16, 13, 95, 90; docs/design.md, Instruction time); residuals {:.2}, {:.2}, {:.2}, {:.2} ns\" }}",
+            pairs[0].median, pairs[1].median, pairs[2].median, pairs[3].median,
+            residual[0], residual[1], residual[2], residual[3],
+        );
+        json += &replace_member(model, "instruction_ns", &fitted);
     }
     json += "\n}\n";
     std::fs::write(&out, &json).unwrap_or_else(|e| panic!("{out}: {e}"));
     print!("{json}");
-    let table: [(&str, Stat); 17] = [
+    let table: [(&str, Stat); 22] = [
         ("load_hit_ns", load_hit),
         ("store_hit_ns", store_hit),
         ("rmw_hit_ns", rmw_hit),
@@ -465,6 +567,11 @@ fn main() {
         ("wake_to_run_ns, 1 ms idle", wake_to_run),
         ("context_switch_ns", ctx),
         ("timer_slack_ns", slack),
+        ("atomic shared pair, ns", pairs[0]),
+        ("atomic exclusive pair, ns", pairs[1]),
+        ("classic shared pair, ns", pairs[2]),
+        ("classic exclusive pair, ns", pairs[3]),
+        ("(instruction_ns, fitted)", Stat::of(vec![instruction_ns])),
         ("(time_slice_ns, computed)", Stat::of(vec![slice_ns])),
         ("(cpus)", Stat::of(vec![ncpu as f64])),
         (
@@ -491,4 +598,40 @@ fn main() {
         "this profile is valid only for comparisons run in the same session as this calibration: \
          rerun it before any comparison with real threads (the figures move between sessions)"
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instruction_fit_recovers_a_known_cost_and_clamps_at_zero() {
+        // Paths built from the memory costs plus 0.2 ns per instruction: the fit finds 0.2 and
+        // no residual.
+        let (load, store, rmw) = (1.5, 0.5, 9.0);
+        let (a, c) = (load + 2.0 * rmw, 2.0 * rmw + 4.0 * store);
+        let measured = [a + 3.2, a + 2.6, c + 19.0, c + 18.0];
+        let (x, r) = fit_instruction_ns(measured, load, store, rmw);
+        assert!((x - 0.2).abs() < 1e-9, "{x}");
+        assert!(r.iter().all(|r| r.abs() < 1e-9), "{r:?}");
+        // Paths faster than their memory operations alone: no negative instruction time.
+        let (x, r) = fit_instruction_ns([a - 1.0, a - 1.0, c - 1.0, c - 1.0], load, store, rmw);
+        assert_eq!(x, 0.0);
+        assert!((r[2] + 1.0).abs() < 1e-9, "{r:?}");
+    }
+
+    #[test]
+    fn replace_member_swaps_one_object_and_keeps_the_rest() {
+        let section = r#""model": { "a": { "value": 1, "source": "x } y" }, "instruction_ns": { "value": 0.117, "source": "old \" }" }, "b": { "value": 2 } }"#;
+        let out = replace_member(
+            section,
+            "instruction_ns",
+            r#""instruction_ns": { "value": 0.05 }"#,
+        );
+        assert_eq!(
+            out,
+            r#""model": { "a": { "value": 1, "source": "x } y" }, "instruction_ns": { "value": 0.05 }, "b": { "value": 2 } }"#
+        );
+        assert_eq!(replace_member(section, "nope", "x"), section);
+    }
 }
