@@ -152,6 +152,13 @@ pub struct Args {
     /// `--jobs` above 1 exits 2.
     #[arg(long, value_parser = parse_positive_usize)]
     pub jobs: Option<usize>,
+    /// Real engine: run the trials of the locks compared at one point in turn (trial 1 of
+    /// every lock, then trial 2, each round starting from the next lock), each after its own
+    /// warm-up, instead of all the trials of one lock and then the next: a host whose speed
+    /// drifts (a noisy or virtualised machine) then slows every lock's trials alike, and a
+    /// ratio between two locks compares trials run side by side. Costs one warm-up per trial.
+    #[arg(long)]
+    pub interleave: bool,
     /// Overrides of the simulated profile (`--engine sim`), comma-separated or repeated: a cost
     /// key in ns (`futex_wake_ns=1000`) or a model parameter (`shared_load_occupancy=0`); see
     /// the profile's keys in `meta.json` (`sim.profile`). Recorded in `meta.json` and
@@ -496,6 +503,14 @@ pub fn check_engine(args: &Args) -> Machine {
                 usage_error(name, &v, "applies only to --engine sim");
             }
         }
+        if args.interleave && args.trials() < 2 {
+            usage_error(
+                "--interleave",
+                "1 trial",
+                "interleaves the trials of the locks compared at a point: it needs --trials 2 \
+                 or more",
+            );
+        }
         if let Some(n) = args.jobs.filter(|&n| n > 1) {
             usage_error(
                 "--jobs <JOBS>",
@@ -505,6 +520,14 @@ pub fn check_engine(args: &Args) -> Machine {
             );
         }
         return Machine::Real;
+    }
+    if args.interleave {
+        usage_error(
+            "--interleave",
+            "--engine sim",
+            "a simulated trial is deterministic and runs on a machine of its own: there is no \
+             drift to interleave against (--interleave applies to the real engine)",
+        );
     }
     if !engine::SIM_BACKEND {
         usage_error(
@@ -685,6 +708,7 @@ fn meta_json(args: &Args, probe: &perf::Probe, warmup: Duration) -> serde_json::
             "snapshot_strategies": args.snapshot.iter().flatten().map(|s| s.name()).collect::<Vec<_>>(),
             "work": args.work,
             "sample_interval_s": args.sample_interval.as_secs_f64(),
+            "interleave": args.interleave,
             "time_every": args.time_every,
         },
         "locks": LockKind::every().iter().map(|k| serde_json::json!({
@@ -916,11 +940,12 @@ fn run(args: &Args, machine: &Machine) -> Result<(), String> {
             .map_err(|e| e.to_string())?,
     );
     let label = |p: &PlannedPoint| {
+        let v = p.variant.label();
         format!(
-            "{} {} {} x{}",
+            "{} {}{}{v} x{}",
             p.workload.name(),
             p.lock.name(),
-            p.variant.label(),
+            if v.is_empty() { "" } else { " " },
             p.spec.threads
         )
     };
@@ -987,7 +1012,56 @@ fn run(args: &Args, machine: &Machine) -> Result<(), String> {
         points.push(point);
         Ok::<(), String>(())
     };
+    // The order the trials ran in, with `--interleave` (recorded in meta.json).
+    let mut trial_order: Vec<String> = Vec::new();
     match machine {
+        Machine::Real if args.interleave => {
+            // Each workload's points (contiguous in the plan) are run group by group, a group
+            // being the locks compared at one variant and thread count; then emitted in plan
+            // order.
+            let mut start = 0;
+            while start < plan.len() {
+                let w = plan[start].workload;
+                let end = start + plan[start..].iter().take_while(|p| p.workload == w).count();
+                let mut done: Vec<Vec<runner::TrialResult>> =
+                    (start..end).map(|_| Vec::new()).collect();
+                let mut seen = vec![false; end - start];
+                for i in start..end {
+                    if seen[i - start] {
+                        continue;
+                    }
+                    let same = |q: &PlannedPoint| {
+                        q.variant.label() == plan[i].variant.label()
+                            && q.spec.threads == plan[i].spec.threads
+                            && q.spec.procs == plan[i].spec.procs
+                    };
+                    let group: Vec<usize> = (i..end).filter(|&j| same(&plan[j])).collect();
+                    for &j in &group {
+                        seen[j - start] = true;
+                    }
+                    for round in 0..trials_per_point as usize {
+                        for r in 0..group.len() {
+                            let p = &plan[group[(round + r) % group.len()]];
+                            let what = format!("{} (trial {})", label(p), round + 1);
+                            pb.set_message(what.clone());
+                            trial_order.push(what);
+                            lwlock::proc::set_shared_spins_per_delay(
+                                lwlock::s_lock::DEFAULT_SPINS_PER_DELAY,
+                            );
+                            let mut spec = p.spec.clone();
+                            spec.duration = warmup;
+                            runner::run_trial(&spec, &probe)?;
+                            done[group[(round + r) % group.len()] - start]
+                                .push(runner::run_trial(&p.spec, &probe)?);
+                        }
+                    }
+                }
+                for (i, trials) in done.into_iter().enumerate() {
+                    emit(0, &plan[start + i], trials)?;
+                }
+                start = end;
+            }
+        }
         Machine::Real => {
             for p in &plan {
                 pb.set_message(label(p));
@@ -1039,6 +1113,9 @@ fn run(args: &Args, machine: &Machine) -> Result<(), String> {
     pb.finish_and_clear();
 
     meta["elapsed_s"] = serde_json::json!((started.elapsed().as_secs_f64() * 10.0).round() / 10.0);
+    if args.interleave {
+        meta["trial_order"] = serde_json::json!(trial_order);
+    }
     if !sim_rates.is_empty() {
         meta["sim"]["real_s"] = serde_json::json!((sim_real.as_secs_f64() * 10.0).round() / 10.0);
         meta["sim"]["median_events_per_real_s"] =

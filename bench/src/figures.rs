@@ -837,6 +837,13 @@ pub fn summary_md(meta: &serde_json::Value, workloads: &[Workload], points: &[Po
             sim_header(meta)
         );
     }
+    if meta["settings"]["interleave"].as_bool() == Some(true) {
+        s.push_str(
+            "**Interleaved** (`--interleave`): at each point the locks' trials ran in turn (trial \
+             1 of every lock, then trial 2, each round starting from the next lock), each after \
+             its own warm-up; the order is `trial_order` in `meta.json`.\n\n",
+        );
+    }
     let trials: usize = points.iter().map(|p| p.trials).sum();
     let complete: usize = points
         .iter()

@@ -726,3 +726,77 @@ fn partial_perf_counters_are_left_empty_not_summed() {
     );
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// `--interleave` runs trial k of every lock compared at a point before trial k + 1, each round
+/// starting from the next lock, and records the order; every point still gets all its trials.
+#[test]
+fn interleave_runs_the_locks_trials_in_turn() {
+    let out = tmp("interleave");
+    let o = out.to_str().unwrap();
+    let r = bench(&[
+        "--workload",
+        "null",
+        "--locks",
+        "atomic,classic",
+        "--threads",
+        "1,2",
+        "--trials",
+        "2",
+        "--duration",
+        "20ms",
+        "--interleave",
+        "--out",
+        o,
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap();
+    assert_eq!(meta["settings"]["interleave"], true);
+    let order: Vec<&str> = meta["trial_order"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "null classic x1 (trial 1)",
+            "null atomic x1 (trial 1)",
+            "null atomic x1 (trial 2)",
+            "null classic x1 (trial 2)",
+            "null classic x2 (trial 1)",
+            "null atomic x2 (trial 1)",
+            "null atomic x2 (trial 2)",
+            "null classic x2 (trial 2)",
+        ],
+        "{order:?}"
+    );
+    let (head, rows) = read_csv(&out.join("results.csv"));
+    let col = |n: &str| head.iter().position(|h| h == n).unwrap();
+    assert_eq!(rows.len(), 8);
+    for lock in ["atomic", "classic"] {
+        for t in ["1", "2"] {
+            let trials: Vec<&str> = rows
+                .iter()
+                .filter(|r| r[col("lock")] == lock && r[col("threads")] == t)
+                .map(|r| r[col("trial")].as_str())
+                .collect();
+            assert_eq!(trials, ["1", "2"], "{lock} x{t}");
+        }
+    }
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(summary.contains("**Interleaved**"), "{summary}");
+    // In plan order in the files, as without --interleave.
+    assert_eq!(rows[0][col("lock")], "classic");
+    assert_eq!(rows[7][col("lock")], "atomic");
+    expect_usage_error(
+        &["--interleave", "--trials", "1", "--out", o],
+        &["--interleave", "--trials 2"],
+    );
+    expect_usage_error(
+        &["--interleave", "--engine", "sim", "--out", o],
+        &["--interleave", "real engine"],
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
