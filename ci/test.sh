@@ -17,6 +17,7 @@ ci/import-cycles.py --self-test
 ci/import-cycles.py
 bench/scripts/engine-ratios.py --self-test
 bench/scripts/sens-matrix.py --self-test
+bench/scripts/paired-ratios.py --self-test
 
 step "unit, integration and doc tests (debug)"
 cargo test --workspace --all-targets

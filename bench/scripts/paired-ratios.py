@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Each lock's throughput over a reference lock's, trial by trial, with a confidence interval:
+for a run of lwbench on a host whose speed drifts (a VM whose vCPUs change mode), where a ratio of
+two medians moves between runs by more than the gaps it should show.
+
+Usage: bench/scripts/paired-ratios.py DIR --over LOCK [--threshold X] [--level P]
+  DIR            holds the results.csv (and meta.json) lwbench wrote; best with --interleave, so
+                 that trial k of every lock at a point ran side by side
+  --over LOCK    the reference lock (parking-lot, std, ...)
+  --threshold X  the ratio a verdict is about (default 0.9)
+  --level P      the confidence wanted for the interval (default 0.95)
+
+For each point (workload, variant, threads) and each other lock, the ratios of trial k's TPS to
+the reference's trial k; their median, and the interval between two order statistics of the
+ratios that covers the median ratio with at least the wanted confidence (the sign test's
+distribution-free interval: no assumption about the noise's shape). Its actual coverage is
+printed; with too few trials for the level, the widest interval (the lowest and highest ratio)
+and its lower coverage. Verdict: `below` when the whole interval is below X, `at or above` when
+it is at or above X, else `undecided` (the run cannot tell). A run without --interleave is
+paired by trial number and says so. --self-test checks the arithmetic. Exits 2 on a bad argument
+or a missing file.
+"""
+import csv
+import json
+import math
+import os
+import statistics
+import sys
+
+
+def fail(msg):
+    print(f"paired-ratios: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def interval(n, level):
+    """(lo, hi, coverage): 1-based order statistics x(lo) <= median <= x(hi) with coverage >=
+    level, the narrowest the sign test allows; (1, n, coverage) when none reaches the level."""
+    def tail(k):  # P(Binomial(n, 1/2) <= k)
+        return sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n
+    best = (1, n, 1 - 2 * 0.5 ** n)
+    for k in range(1, n // 2 + 1):
+        cov = 1 - 2 * tail(k - 1)
+        if cov >= level:
+            best = (k, n - k + 1, cov)
+        else:
+            break
+    return best
+
+
+def load(d):
+    path = os.path.join(d, "results.csv")
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as e:
+        fail(f"cannot read {path}: {e}")
+    if not rows:
+        fail(f"{path} has no rows")
+    interleaved = False
+    try:
+        with open(os.path.join(d, "meta.json")) as f:
+            interleaved = bool(json.load(f).get("settings", {}).get("interleave"))
+    except (OSError, ValueError):
+        pass
+    table = {}
+    for r in rows:
+        variant = "/".join(x for x in (r.get("layout", ""), r.get("snapshot", "")) if x)
+        point = (r["workload"], variant, int(r["threads"]))
+        table.setdefault(point, {}).setdefault(r["lock"], {})[int(r["trial"])] = float(r["txn_per_sec"])
+    return table, interleaved
+
+
+def rows_for(table, over, threshold, level):
+    out = []
+    for point in table:
+        locks = table[point]
+        if over not in locks:
+            continue
+        ref = locks[over]
+        for lock, trials in locks.items():
+            if lock == over:
+                continue
+            ratios = sorted(trials[k] / ref[k] for k in trials if k in ref and ref[k] > 0)
+            if not ratios:
+                continue
+            lo, hi, cov = interval(len(ratios), level)
+            a, b = ratios[lo - 1], ratios[hi - 1]
+            verdict = "below" if b < threshold else "at or above" if a >= threshold else "undecided"
+            out.append((point, lock, statistics.median(ratios), a, b, cov, len(ratios), verdict))
+    return out
+
+
+def render(rows, over, threshold, interleaved):
+    lines = []
+    if not interleaved:
+        lines.append("(not --interleave: trial k of each lock did not run side by side; paired by "
+                     "trial number only)\n")
+    lines.append(f"| workload | variant | threads | lock | ÷ {over}, median of the trials' ratios "
+                 f"| interval (coverage) | trials | vs {threshold} |")
+    lines.append("|---|---|--:|---|--:|--:|--:|---|")
+    for (w, v, t), lock, med, a, b, cov, n, verdict in rows:
+        lines.append(f"| {w} | {v or '–'} | {t} | {lock} | {med:.2f} | {a:.2f}–{b:.2f} "
+                     f"({cov * 100:.0f} %) | {n} | {verdict} |")
+    counts = {}
+    for r in rows:
+        counts[r[-1]] = counts.get(r[-1], 0) + 1
+    lines.append("\n" + ", ".join(f"{k}: {counts[k]}" for k in ("below", "undecided", "at or above")
+                                   if k in counts))
+    return "\n".join(lines)
+
+
+def self_test():
+    assert interval(9, 0.95)[:2] == (2, 8), interval(9, 0.95)
+    assert abs(interval(9, 0.95)[2] - (1 - 2 * 10 / 512)) < 1e-12
+    assert interval(3, 0.95) == (1, 3, 0.75), interval(3, 0.95)
+    assert interval(20, 0.95)[:2] == (6, 15), interval(20, 0.95)
+    table = {("w", "", 2): {
+        "ref": {k: 10.0 for k in range(1, 10)},
+        "a": {k: 10.0 * x for k, x in zip(range(1, 10), [.5, .6, .7, .8, .8, .8, .85, .88, 1.5])},
+        "b": {k: 10.0 * x for k, x in zip(range(1, 10), [.5, .95, 1, 1, 1, 1, 1, 1.1, 2])},
+        "c": {k: 10.0 * x for k, x in zip(range(1, 10), [.5, .6, .9, 1, 1, 1, 1, 1.1, 2])},
+    }}
+    got = {r[1]: r for r in rows_for(table, "ref", 0.9, 0.95)}
+    assert got["a"][-1] == "below" and abs(got["a"][2] - 0.8) < 1e-12, got["a"]
+    assert got["b"][-1] == "at or above", got["b"]
+    assert got["c"][-1] == "undecided", got["c"]
+    text = render(list(got.values()), "ref", 0.9, True)
+    assert "| w | – | 2 | a | 0.80 | 0.60–0.88 (96 %) | 9 | below |" in text, text
+    assert "below: 1, undecided: 1, at or above: 1" in text, text
+    print("paired-ratios: self-test passed")
+
+
+def main(argv):
+    if argv[1:] == ["--self-test"]:
+        self_test()
+        return
+    args, over, threshold, level = [], None, 0.9, 0.95
+    it = iter(argv[1:])
+    for a in it:
+        if a == "--over":
+            over = next(it, None) or fail("--over needs a lock")
+        elif a in ("--threshold", "--level"):
+            v = next(it, None) or fail(f"{a} needs a number")
+            try:
+                x = float(v)
+            except ValueError:
+                fail(f"{a} {v}: not a number")
+            if a == "--level" and not 0 < x < 1:
+                fail(f"--level {v}: a confidence between 0 and 1")
+            if a == "--threshold" and x <= 0:
+                fail(f"--threshold {v}: a ratio above 0")
+            if a == "--threshold":
+                threshold = x
+            else:
+                level = x
+        elif a.startswith("-"):
+            fail(f"unknown option {a}")
+        else:
+            args.append(a)
+    if len(args) != 1 or over is None:
+        fail("usage: paired-ratios.py DIR --over LOCK [--threshold X] [--level P]")
+    table, interleaved = load(args[0])
+    if not any(over in locks for locks in table.values()):
+        fail(f"--over {over}: no such lock in the run")
+    print(render(rows_for(table, over, threshold, level), over, threshold, interleaved))
+
+
+if __name__ == "__main__":
+    main(sys.argv)
