@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 step() { printf '\n==> %s\n' "$*"; }
 start=$(date +%s)
 
-step "no import circle between the files of a crate (the checker's self-test, then the workspace); the engine-ratio and sensitivity-matrix scripts' self-tests"
+step "no import circle between the files of a crate (the checker's self-test, then the workspace); the engine-ratio, sensitivity-matrix and paired-ratio scripts' self-tests"
 ci/import-cycles.py --self-test
 ci/import-cycles.py
 bench/scripts/engine-ratios.py --self-test
