@@ -60,7 +60,9 @@ def load(d):
     interleaved = False
     try:
         with open(os.path.join(d, "meta.json")) as f:
-            interleaved = bool(json.load(f).get("settings", {}).get("interleave"))
+            meta = json.load(f)
+        # A simulated trial k runs with the same seed for every lock: paired by construction.
+        interleaved = bool(meta.get("settings", {}).get("interleave")) or meta.get("engine") == "sim"
     except (OSError, ValueError):
         pass
     table = {}
@@ -148,7 +150,7 @@ def main(argv):
                 fail(f"{a} {v}: not a number")
             if a == "--level" and not 0 < x < 1:
                 fail(f"--level {v}: a confidence between 0 and 1")
-            if a == "--threshold" and x <= 0:
+            if a == "--threshold" and not 0 < x < math.inf:
                 fail(f"--threshold {v}: a ratio above 0")
             if a == "--threshold":
                 threshold = x

@@ -154,7 +154,8 @@ pub struct Args {
     pub jobs: Option<usize>,
     /// Real engine: run the trials of the locks compared at one point in turn (trial 1 of
     /// every lock, then trial 2, each round starting from the next lock), each after its own
-    /// warm-up, instead of all the trials of one lock and then the next: a host whose speed
+    /// warm-up and from PostgreSQL's initial spin estimate, instead of all the trials of one
+    /// lock and then the next: a host whose speed
     /// drifts (a noisy or virtualised machine) then slows every lock's trials alike, and a
     /// ratio between two locks compares trials run side by side. Costs one warm-up per trial.
     #[arg(long)]
@@ -918,9 +919,19 @@ fn run(args: &Args, machine: &Machine) -> Result<(), String> {
             m.jobs
         );
     } else {
-        let est = (warmup + duration * trials_per_point).as_secs_f64() * total as f64;
+        let (est, each) = if args.interleave {
+            (
+                ((warmup + duration) * trials_per_point).as_secs_f64() * total as f64,
+                ", each after its own warm-up, interleaved",
+            )
+        } else {
+            (
+                (warmup + duration * trials_per_point).as_secs_f64() * total as f64,
+                "",
+            )
+        };
         eprintln!(
-            "lwbench: {} points x ({} trials of {:?} + {:?} warm-up), about {:.0} s; {}",
+            "lwbench: {} points x ({} trials of {:?} + {:?} warm-up{each}), about {:.0} s; {}",
             total, trials_per_point, duration, warmup, est, probe
         );
     }
@@ -933,8 +944,14 @@ fn run(args: &Args, machine: &Machine) -> Result<(), String> {
         csv::Writer::from_path(out.join("waits.csv")).map_err(|e| io("waits.csv", &e))?;
     let mut points_csv =
         csv::Writer::from_path(out.join("points.csv")).map_err(|e| io("points.csv", &e))?;
-    let pb =
-        ProgressBar::with_draw_target(Some((total * sweeps) as u64), ProgressDrawTarget::stderr());
+    // With --interleave the bar counts trials (a point is complete only when its group's last
+    // round ends), otherwise points.
+    let steps = if args.interleave {
+        total * trials_per_point as usize
+    } else {
+        total * sweeps
+    };
+    let pb = ProgressBar::with_draw_target(Some(steps as u64), ProgressDrawTarget::stderr());
     pb.set_style(
         ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} [{elapsed_precise} / ~{eta}]")
             .map_err(|e| e.to_string())?,
@@ -960,8 +977,10 @@ fn run(args: &Args, machine: &Machine) -> Result<(), String> {
             sim_rates.push(s.events_per_sec);
         }
         let point = PointRow::new(w, k, variant, t, &trials);
-        pb.set_message(label(p));
-        pb.inc(1);
+        if !args.interleave {
+            pb.set_message(label(p));
+            pb.inc(1);
+        }
         if sweep > 0 {
             arm_points[sweep].push(point);
             return Ok(());
@@ -1017,8 +1036,11 @@ fn run(args: &Args, machine: &Machine) -> Result<(), String> {
     match machine {
         Machine::Real if args.interleave => {
             // Each workload's points (contiguous in the plan) are run group by group, a group
-            // being the locks compared at one variant and thread count; then emitted in plan
-            // order.
+            // being the locks compared at one variant and thread count; a point is written as
+            // soon as it and every point before it in the plan have all their trials, so the
+            // files stay in plan order and a failure loses only the points not yet complete.
+            // Every trial starts from PostgreSQL's initial spin estimate (another lock's trials
+            // ran since this lock's last one).
             let mut start = 0;
             while start < plan.len() {
                 let w = plan[start].workload;
@@ -1026,6 +1048,7 @@ fn run(args: &Args, machine: &Machine) -> Result<(), String> {
                 let mut done: Vec<Vec<runner::TrialResult>> =
                     (start..end).map(|_| Vec::new()).collect();
                 let mut seen = vec![false; end - start];
+                let mut next = start;
                 for i in start..end {
                     if seen[i - start] {
                         continue;
@@ -1053,11 +1076,13 @@ fn run(args: &Args, machine: &Machine) -> Result<(), String> {
                             runner::run_trial(&spec, &probe)?;
                             done[group[(round + r) % group.len()] - start]
                                 .push(runner::run_trial(&p.spec, &probe)?);
+                            pb.inc(1);
                         }
                     }
-                }
-                for (i, trials) in done.into_iter().enumerate() {
-                    emit(0, &plan[start + i], trials)?;
+                    while next < end && done[next - start].len() == trials_per_point as usize {
+                        emit(0, &plan[next], std::mem::take(&mut done[next - start]))?;
+                        next += 1;
+                    }
                 }
                 start = end;
             }

@@ -841,7 +841,8 @@ pub fn summary_md(meta: &serde_json::Value, workloads: &[Workload], points: &[Po
         s.push_str(
             "**Interleaved** (`--interleave`): at each point the locks' trials ran in turn (trial \
              1 of every lock, then trial 2, each round starting from the next lock), each after \
-             its own warm-up; the order is `trial_order` in `meta.json`.\n\n",
+             its own warm-up and from PostgreSQL's initial spin estimate; the order is \
+             `trial_order` in `meta.json`.\n\n",
         );
     }
     let trials: usize = points.iter().map(|p| p.trials).sum();

@@ -32,10 +32,13 @@
 use std::hint::black_box;
 
 /// `section` (a JSON object's text) with its member `key`'s object value replaced by `member`
-/// (`"key": {...}`); `section` unchanged when it has no such member.
+/// (`"key": {...}`); a section without that member gets `member` added as its first.
 fn replace_member(section: &str, key: &str, member: &str) -> String {
     let Some(start) = section.find(&format!("\"{key}\"")) else {
-        return section.to_string();
+        return match section.find('{') {
+            Some(open) => format!("{} {member},{}", &section[..=open], &section[open + 1..]),
+            None => section.to_string(),
+        };
     };
     let Some(open) = section[start..].find('{').map(|i| start + i) else {
         return section.to_string();
@@ -312,7 +315,12 @@ fn fit_instruction_ns(measured: [f64; 4], load: f64, store: f64, rmw: f64) -> (f
     let memory = [atomic, atomic, classic, classic];
     let num: f64 = (0..4).map(|i| k[i] * (measured[i] - memory[i])).sum();
     let den: f64 = k.iter().map(|k| k * k).sum();
-    let x = (num / den).clamp(0.0, 10.0);
+    // NaN (a failed measurement) is no cost: clamp passes it through, JSON has no NaN.
+    let x = if num.is_finite() {
+        (num / den).clamp(0.0, 10.0)
+    } else {
+        0.0
+    };
     let mut residual = [0.0; 4];
     for i in 0..4 {
         residual[i] = measured[i] - memory[i] - k[i] * x;
@@ -632,6 +640,13 @@ mod tests {
             out,
             r#""model": { "a": { "value": 1, "source": "x } y" }, "instruction_ns": { "value": 0.05 }, "b": { "value": 2 } }"#
         );
-        assert_eq!(replace_member(section, "nope", "x"), section);
+        assert_eq!(
+            replace_member(
+                r#""model": { "a": { "value": 1 } }"#,
+                "nope",
+                r#""nope": { "value": 2 }"#
+            ),
+            r#""model": { "nope": { "value": 2 }, "a": { "value": 1 } }"#
+        );
     }
 }

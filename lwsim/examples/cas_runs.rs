@@ -209,8 +209,9 @@ fn real_trials(trials: usize, ops: u64) -> Vec<Figures> {
             None if missed < trials => missed += 1,
             None => {
                 eprintln!(
-                    "cas_runs: in {missed} trials the two threads never ran at the same time (a \
-                     loaded machine: the load average is in /proc/loadavg); run it on a quiet one"
+                    "cas_runs: in {} trials the two threads never ran at the same time (a \
+                     loaded machine: the load average is in /proc/loadavg); run it on a quiet one",
+                    missed + 1
                 );
                 std::process::exit(1);
             }
@@ -233,7 +234,11 @@ fn load_real(path: &str) -> Result<Vec<Figures>, String> {
     let v: Vec<Figures> = lines
         .filter(|l| !l.trim().is_empty())
         .map(|l| {
-            let x: Vec<f64> = l.split(',').filter_map(|f| f.trim().parse().ok()).collect();
+            let x: Vec<f64> = l
+                .split(',')
+                .map(|f| f.trim().parse::<f64>())
+                .collect::<Result<_, _>>()
+                .map_err(|e| format!("--real {path}: bad line {l:?}: {e}"))?;
             match x[..] {
                 [c, m, p, o] => Ok(Figures {
                     cas_per_success: c,
@@ -407,12 +412,23 @@ fn main() {
     }
     let sim = simulate(&profile);
 
-    println!("load average before: {}", load.trim());
-    println!(
-        "2 threads, one line; real: {trials} trials x {ops} ops per thread; \
-         simulated ({}, seeds 0..{trials}): {sim_ops} ops per thread",
-        profile.name
-    );
+    match arg("--real") {
+        Some(path) => println!(
+            "2 threads, one line; real: {} trials read from {path} (measured earlier; its ops \
+             per thread and load average are not in the file); simulated ({}, seeds \
+             0..{trials}): {sim_ops} ops per thread",
+            real.len(),
+            profile.name
+        ),
+        None => {
+            println!("load average before: {}", load.trim());
+            println!(
+                "2 threads, one line; real: {trials} trials x {ops} ops per thread; \
+                 simulated ({}, seeds 0..{trials}): {sim_ops} ops per thread",
+                profile.name
+            );
+        }
+    }
     println!("figure                       real median (min-max)     lwsim median (min-max)   sim/real  ±25 %");
     let mut all_within = true;
     let rows: [(&str, Column, bool); 4] = [

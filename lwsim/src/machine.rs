@@ -44,8 +44,9 @@
 //!
 //! **Residency** (`model.residency_ns`): a new owner keeps the line that long (jittered) before
 //! the next booked transfer may start, at least for its own RMW; its accesses in the window hit.
-//! `model.residency_spread` shapes the window's distribution around the same mean, from that
-//! narrow window (0) to an exponential one (1), calibrated on a machine's run lengths.
+//! `model.residency_spread` shapes the window's distribution around the same mean (the one-RMW
+//! floor aside), from that narrow window (0) to an exponential one (1, not jittered), calibrated
+//! on a machine's run lengths.
 //! Real cores answer a snoop only after a few local operations, which is why a thread does several
 //! `fetch_add`s per line ownership and a 2-thread CAS loop needs about 1.5 CAS per success, not 2.
 //!

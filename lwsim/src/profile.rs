@@ -233,9 +233,10 @@ pub const MODEL_KEYS: &[ModelKey] = &[
         default: 0.0,
         range: (0.0, 1.0),
         doc: "shape of the residency window's distribution: each window lasts residency_ns x \
-              ((1 - s) + s x E), E exponential with mean 1, so the mean stays residency_ns and \
-              s sets the spread (0: residency_ns jittered as a transfer, a narrow window; 1: \
-              exponential, a snoop answered after a memoryless number of local operations). \
+              ((1 - s) + s x E), E exponential with mean 1, so the mean stays residency_ns (but \
+              for the one-RMW floor of every window) and s sets the spread (0: residency_ns \
+              jittered as a transfer, a narrow window; above 0 not jittered; 1: exponential, a \
+              snoop answered after a memoryless number of local operations). \
               Calibrated on a machine's own fetch_add run lengths (lwsim's cas_runs example)",
     },
 ];
