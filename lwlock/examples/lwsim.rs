@@ -5,7 +5,7 @@
 //!   cargo run --release -p lwlock --example lwsim -- --lock atomic --profile xeon-2s-broadwell
 //! ```
 //!
-//! Options: `--lock atomic|classic|tas|ticket|mcs|user` (default atomic), `--profile NAME|PATH`
+//! Options: `--lock atomic|classic|tas|ticket|mcs|qspinlock|user` (default atomic), `--profile NAME|PATH`
 //! (default xeon-2s-broadwell), `--cores 1,2,4,8,16,32,64` (a list, or `A..B` for every count),
 //! `--oversubscribe K` (K threads per core, default 1), `--duration-us 1000`,
 //! `--shared-permille 950`, `--cs-ns 50`, `--think-ns 200`, `--seed 0`,
@@ -115,7 +115,7 @@ fn main() {
 #[cfg(lwsim)]
 fn main() {
     use lwlock::reference::sweep::{run_lock, Point, Workload};
-    use lwlock::reference::{McsLock, TasLock, TicketLock};
+    use lwlock::reference::{McsLock, QSpinLock, TasLock, TicketLock};
     use lwlock::sync::lwsim::{Profile, SimConfig};
     use lwlock::{RawAtomicLwLock, RawClassicLwLock};
 
@@ -225,9 +225,12 @@ fn main() {
             "tas" => run_lock::<TasLock>(cfg, w),
             "ticket" => run_lock::<TicketLock>(cfg, w),
             "mcs" => run_lock::<McsLock>(cfg, w),
+            "qspinlock" => run_lock::<QSpinLock>(cfg, w),
             "user" => run_lock::<UserSpinLock>(cfg, w),
             other => {
-                eprintln!("unknown lock {other} (atomic, classic, tas, ticket, mcs, user)");
+                eprintln!(
+                    "unknown lock {other} (atomic, classic, tas, ticket, mcs, qspinlock, user)"
+                );
                 std::process::exit(2)
             }
         }

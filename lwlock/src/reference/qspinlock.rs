@@ -1,0 +1,244 @@
+//! The Linux kernel's queued spinlock (`kernel/locking/qspinlock.c`, Waiman Long, 2015; the
+//! generic path without paravirt): one word holds the locked byte, a pending bit and the tail of
+//! an MCS queue. An uncontended acquire is one CAS; the first contender spins on the word with
+//! the pending bit (no queue node), later ones queue MCS-style, each on its own node, and the
+//! queue head spins on the word until the holder and the pending waiter are gone. It mirrors no
+//! PostgreSQL function; it is here as the lock of a published curve the simulator is checked
+//! against (results, "A published lock-comparison curve").
+//!
+//! Where this differs from the kernel's code: the word is 64 bits with the tail holding the
+//! queue node's address (the kernel packs a CPU number and a nesting index into 16 bits, over
+//! per-CPU nodes); the kernel's byte and half-word stores into the word (`set_locked`,
+//! `clear_pending_set_locked`, the unlock's `smp_store_release(&lock->locked, 0)`) are atomic
+//! read-modify-writes here, since the word has no byte-wide views (so each costs an RMW where the
+//! kernel's costs a store); one node per thread (no nesting: a thread holds at most one queued
+//! spinlock at a time, as the MCS lock's); x86's `_Q_PENDING_LOOPS` of 512 spins for an
+//! in-progress pending-to-locked hand-over.
+
+use crate::sync::{spin_loop, AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use crate::{AcquireOrWait, Mode, RawLwLock, Tranche};
+
+/// The locked byte (`_Q_LOCKED_VAL`).
+const LOCKED: u64 = 1;
+/// The locked byte's bits (`_Q_LOCKED_MASK`).
+const LOCKED_MASK: u64 = 0xff;
+/// The pending bit (`_Q_PENDING_VAL`): one waiter spins on the word without a queue node.
+const PENDING: u64 = 1 << 8;
+/// Locked and pending (`_Q_LOCKED_PENDING_MASK`).
+const LOCKED_PENDING: u64 = 0xffff;
+/// The tail starts here: the last queued node's address >> 6 (nodes are 64-byte aligned).
+const TAIL_SHIFT: u32 = 16;
+/// The tail bits (`_Q_TAIL_MASK`).
+const TAIL_MASK: u64 = !LOCKED_PENDING;
+/// x86's `_Q_PENDING_LOOPS`: spins while another thread moves from pending to locked.
+const PENDING_LOOPS: u32 = 1 << 9;
+
+/// A waiter's queue node (`struct mcs_spinlock`), one per thread, on its own line.
+#[derive(Debug)]
+#[repr(align(64))]
+pub struct QNode {
+    /// Set by the predecessor when this node becomes the queue head (Release).
+    locked: AtomicBool,
+    /// The successor, set by it after it swapped itself into the tail.
+    next: AtomicPtr<QNode>,
+}
+
+crate::sync::model_thread_local! {
+    /// This thread's node. (Not a `const` initializer: the same macro call serves loom's and
+    /// shuttle's `thread_local!`, which take none.)
+    #[allow(clippy::missing_const_for_thread_local)]
+    static Q_NODE: QNode = QNode {
+        locked: AtomicBool::new(false),
+        next: AtomicPtr::new(std::ptr::null_mut()),
+    };
+}
+
+fn my_node() -> *mut QNode {
+    Q_NODE.with(|n| n as *const QNode as *mut QNode)
+}
+
+fn encode_tail(node: *mut QNode) -> u64 {
+    let a = node as usize as u64;
+    assert!(
+        a & 63 == 0 && a >> 6 < 1 << (64 - TAIL_SHIFT),
+        "a queue node's address does not fit the tail"
+    );
+    (a >> 6) << TAIL_SHIFT
+}
+
+fn decode_tail(val: u64) -> *mut QNode {
+    (((val & TAIL_MASK) >> TAIL_SHIFT) << 6) as usize as *mut QNode
+}
+
+/// The queued spinlock.
+///
+/// State (`val`): bits 0–7 the locked byte (0 or 1), bit 8 pending, bits 16–63 the tail (the
+/// last queued node's address >> 6, 0 for none). Free iff `val == 0`. Invariants: at most one
+/// holder (the locked byte is set only by the fast path's CAS from 0, by the pending waiter once
+/// the byte is clear, or by the queue head once both byte and pending are clear); at most one
+/// pending waiter (it set the bit in a `fetch_or` that found it clear); the queue head is the
+/// only thread that claims the lock from the queue. Orderings: the fast path's CAS, the pending
+/// waiter's and the head's loads that see the byte clear are Acquire, paired with the unlock's
+/// Release; the tail exchange is AcqRel (it publishes the node's initialisation to the
+/// successor's link); a node's `locked` is set with Release and read with Acquire.
+#[derive(Debug, Default)]
+pub struct QSpinLock {
+    val: AtomicU64,
+}
+
+impl QSpinLock {
+    /// `queued_spin_trylock`: the word must be 0.
+    fn trylock(&self) -> bool {
+        self.val.load(Ordering::Relaxed) == 0
+            && self
+                .val
+                .compare_exchange(0, LOCKED, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+    }
+
+    /// `queued_spin_lock_slowpath`, entered with the word `val` a failed fast path read.
+    #[cold]
+    fn slowpath(&self, mut val: u64) {
+        // Wait (bounded) for an in-progress pending -> locked hand-over.
+        if val == PENDING {
+            let mut cnt = PENDING_LOOPS;
+            while val == PENDING && cnt > 0 {
+                spin_loop();
+                val = self.val.load(Ordering::Relaxed);
+                cnt -= 1;
+            }
+        }
+        if val & !LOCKED_MASK == 0 {
+            // Only the locked byte (or nothing): try for pending.
+            let old = self.val.fetch_or(PENDING, Ordering::Acquire);
+            if old & !LOCKED_MASK == 0 {
+                // We are the pending waiter: wait for the holder to go, then take the lock and
+                // clear pending in one step (`clear_pending_set_locked`).
+                let mut v = old;
+                while v & LOCKED_MASK != 0 {
+                    spin_loop();
+                    v = self.val.load(Ordering::Acquire);
+                }
+                // pending -> locked: add LOCKED - PENDING (a wrapping add).
+                self.val
+                    .fetch_add(LOCKED.wrapping_sub(PENDING), Ordering::Relaxed);
+                return;
+            }
+            // A concurrent locker: undo pending if we set it, then queue.
+            if old & PENDING == 0 {
+                self.val.fetch_and(!PENDING, Ordering::Relaxed);
+            }
+        }
+        self.queue();
+    }
+
+    /// The MCS part of the slow path (`queue:` in `queued_spin_lock_slowpath`).
+    fn queue(&self) {
+        let me = my_node();
+        // SAFETY: `me` is this thread's live node; nobody reaches it until the tail exchange.
+        let node = unsafe { &*me };
+        node.locked.store(false, Ordering::Relaxed);
+        node.next.store(std::ptr::null_mut(), Ordering::Relaxed);
+        // The node's line may have been cold: try once more before queueing.
+        if self.trylock() {
+            return;
+        }
+        let tail = encode_tail(me);
+        // xchg_tail: replace the tail bits, keep locked and pending.
+        let mut old = self.val.load(Ordering::Relaxed);
+        loop {
+            match self.val.compare_exchange_weak(
+                old,
+                (old & LOCKED_PENDING) | tail,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(v) => old = v,
+            }
+        }
+        let mut next = std::ptr::null_mut();
+        if old & TAIL_MASK != 0 {
+            let prev = decode_tail(old);
+            // SAFETY: `prev` is the node of a thread still in this lock's slow path: it cannot
+            // leave before it has handed the lock on to us, which needs our link.
+            unsafe { &*prev }.next.store(me, Ordering::Release);
+            while !node.locked.load(Ordering::Acquire) {
+                spin_loop();
+            }
+            next = node.next.load(Ordering::Relaxed);
+        }
+        // We are the head: wait for the holder and the pending waiter to go.
+        let mut val = self.val.load(Ordering::Acquire);
+        while val & LOCKED_PENDING != 0 {
+            spin_loop();
+            val = self.val.load(Ordering::Acquire);
+        }
+        // Claim the lock. Alone in the queue: clear the tail with the same CAS.
+        if val & TAIL_MASK == tail
+            && self
+                .val
+                .compare_exchange(val, LOCKED, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            return;
+        }
+        // Others queued behind us: nobody else sets the locked byte now (newcomers see a tail
+        // or the byte and queue), so `set_locked` (the kernel's plain byte store).
+        self.val.fetch_or(LOCKED, Ordering::Relaxed);
+        while next.is_null() {
+            spin_loop();
+            next = node.next.load(Ordering::Acquire);
+        }
+        // SAFETY: `next` is a waiter spinning on its own node, alive until it sees this.
+        unsafe { &*next }.locked.store(true, Ordering::Release);
+    }
+}
+
+// SAFETY: see the invariants on `QSpinLock`: the holder is the one thread whose CAS, pending
+// wait or head claim set the locked byte while it was clear; the unlock's Release pairs with the
+// next holder's Acquire read of a clear byte. Nodes are thread-locals that outlive every access:
+// a node is reachable (as a tail or a `next`) only while its owner is in the slow path.
+unsafe impl RawLwLock for QSpinLock {
+    const NAME: &'static str = "qspinlock";
+    fn with_tranche(_: Tranche) -> Self {
+        QSpinLock::default()
+    }
+    fn acquire(&self, _: Mode) -> bool {
+        match self
+            .val
+            .compare_exchange(0, LOCKED, Ordering::Acquire, Ordering::Relaxed)
+        {
+            Ok(_) => true,
+            Err(v) => {
+                self.slowpath(v);
+                false
+            }
+        }
+    }
+    fn conditional_acquire(&self, _: Mode) -> bool {
+        self.trylock()
+    }
+    fn acquire_or_wait(&self, mode: Mode) -> AcquireOrWait {
+        if self.conditional_acquire(mode) {
+            return AcquireOrWait::Acquired;
+        }
+        while self.is_locked() {
+            spin_loop();
+        }
+        AcquireOrWait::Waited
+    }
+    unsafe fn release(&self, _: Mode) {
+        // The kernel's `smp_store_release(&lock->locked, 0)`.
+        self.val.fetch_and(!LOCKED_MASK, Ordering::Release);
+    }
+    fn is_locked(&self) -> bool {
+        self.val.load(Ordering::Relaxed) != 0
+    }
+    fn is_locked_exclusive(&self) -> bool {
+        self.is_locked()
+    }
+    fn tranche(&self) -> Tranche {
+        Tranche::DEFAULT
+    }
+}
