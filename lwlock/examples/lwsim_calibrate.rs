@@ -31,49 +31,9 @@
 
 use std::hint::black_box;
 
-/// `section` (a JSON object's text) with its member `key`'s object value replaced by `member`
-/// (`"key": {...}`); a section without that member gets `member` added as its first.
-fn replace_member(section: &str, key: &str, member: &str) -> String {
-    let Some(start) = section.find(&format!("\"{key}\"")) else {
-        return match section.find('{') {
-            Some(open) => format!("{} {member},{}", &section[..=open], &section[open + 1..]),
-            None => section.to_string(),
-        };
-    };
-    let Some(open) = section[start..].find('{').map(|i| start + i) else {
-        return section.to_string();
-    };
-    // The member's object holds strings but no nested object: its end is the first `}` outside
-    // a string.
-    let mut in_str = false;
-    let mut escaped = false;
-    for (i, ch) in section[open + 1..].char_indices() {
-        if in_str {
-            match (escaped, ch) {
-                (true, _) => escaped = false,
-                (false, '\\') => escaped = true,
-                (false, '"') => in_str = false,
-                _ => {}
-            }
-            continue;
-        }
-        match ch {
-            '"' => in_str = true,
-            '}' => {
-                let end = open + 1 + i + 1;
-                return format!("{}{member}{}", &section[..start], &section[end..]);
-            }
-            _ => {}
-        }
-    }
-    section.to_string()
-}
-
-/// The `"model": { ... }` member of the shipped this-machine profile, as text.
-fn shipped_model_section() -> Option<&'static str> {
-    let text: &'static str = include_str!("../../lwsim/profiles/this-machine.json");
-    let start = text.find("\"model\"")?;
-    let open = start + text[start..].find('{')?;
+/// The byte just past the `}` that closes the JSON object whose `{` is at `open` in `text`
+/// (nested objects and strings, with their escapes, skipped).
+fn object_end(text: &str, open: usize) -> Option<usize> {
     let mut depth = 0usize;
     let mut in_str = false;
     let mut escaped = false;
@@ -93,13 +53,39 @@ fn shipped_model_section() -> Option<&'static str> {
             '}' => {
                 depth -= 1;
                 if depth == 0 {
-                    return Some(&text[start..open + i + 1]);
+                    return Some(open + i + 1);
                 }
             }
             _ => {}
         }
     }
     None
+}
+
+/// `section` (a JSON object's text) with its member `key`'s object value replaced by `member`
+/// (`"key": {...}`); a section without that member gets `member` added as its first.
+fn replace_member(section: &str, key: &str, member: &str) -> String {
+    let Some(start) = section.find(&format!("\"{key}\"")) else {
+        return match section.find('{') {
+            Some(open) => format!("{} {member},{}", &section[..=open], &section[open + 1..]),
+            None => section.to_string(),
+        };
+    };
+    match section[start..]
+        .find('{')
+        .and_then(|i| object_end(section, start + i))
+    {
+        Some(end) => format!("{}{member}{}", &section[..start], &section[end..]),
+        None => section.to_string(),
+    }
+}
+
+/// The `"model": { ... }` member of the shipped this-machine profile, as text.
+fn shipped_model_section() -> Option<&'static str> {
+    let text: &'static str = include_str!("../../lwsim/profiles/this-machine.json");
+    let start = text.find("\"model\"")?;
+    let open = start + text[start..].find('{')?;
+    Some(&text[start..object_end(text, open)?])
 }
 use lwlock::{Mode, RawAtomicLwLock, RawClassicLwLock, RawLwLock, Tranche};
 use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
