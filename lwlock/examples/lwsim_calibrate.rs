@@ -331,6 +331,29 @@ fn list_len(list: &str) -> usize {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // Every argument is checked before anything is measured or written: an unknown one (a
+    // `--help`, a typo) must not run the calibration and overwrite the shipped profile.
+    let usage = "usage: lwsim_calibrate [--out PATH] [--quick] (without --out it writes \
+                 lwsim/profiles/this-machine.json)";
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--quick" => {}
+            "--out" if it.next().is_some() => {}
+            "--out" => {
+                eprintln!("lwsim_calibrate: --out needs a path\n{usage}");
+                std::process::exit(2);
+            }
+            "-h" | "--help" => {
+                println!("{usage}");
+                return;
+            }
+            other => {
+                eprintln!("lwsim_calibrate: unknown argument {other:?}\n{usage}");
+                std::process::exit(2);
+            }
+        }
+    }
     let quick = args.iter().any(|a| a == "--quick");
     let out = args
         .iter()
