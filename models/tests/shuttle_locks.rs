@@ -4,6 +4,7 @@
 //! updates in schedules too long for loom, not ordering bugs (that is loom's job).
 #![cfg(shuttle)]
 
+use lwlock::reference::QSpinLock;
 use lwlock::sync::{thread, AtomicU32, AtomicU64, Ordering};
 use lwlock::{
     AcquireOrWait, Mode, RawAtomicLwLock, RawClassicLwLock, RawLwLock, RawLwLockVar, Tranche,
@@ -292,4 +293,10 @@ shuttle_model! {
 shuttle_model! {
     /// Drop-in `lwlock::ClassicRwLock<T>`, 6 threads × 20 guard ops: no lost update.
     rwlock_classic, threads: 6, || rwlock_workload(6, 20, true)
+}
+
+shuttle_model! {
+    /// The kernel's queued spinlock (`lwlock::reference::QSpinLock`), 5 threads × 10 mixed ops:
+    /// exclusion, no lost update, no lost hand-off through the pending bit and the MCS queue.
+    qspinlock_mixed, threads: 5, || workload::<QSpinLock>(5, 10)
 }

@@ -6,14 +6,27 @@
 //! PostgreSQL function; it is here as the lock of a published curve the simulator is checked
 //! against (results, "A published lock-comparison curve").
 //!
-//! Where this differs from the kernel's code: the word is 64 bits with the tail holding the
-//! queue node's address (the kernel packs a CPU number and a nesting index into 16 bits, over
-//! per-CPU nodes); the kernel's byte and half-word stores into the word (`set_locked`,
-//! `clear_pending_set_locked`, the unlock's `smp_store_release(&lock->locked, 0)`) are atomic
-//! read-modify-writes here, since the word has no byte-wide views (so each costs an RMW where the
-//! kernel's costs a store); one node per thread (no nesting: a thread holds at most one queued
-//! spinlock at a time, as the MCS lock's); x86's `_Q_PENDING_LOOPS` of 512 spins for an
-//! in-progress pending-to-locked hand-over.
+//! The code ported is `queued_spin_lock_slowpath` as of Linux commit 2c83e8e9 ("locking/qspinlock:
+//! Use a simple write to grab the lock", 2015), the version the published curve measured: the
+//! pending step is a cmpxchg loop ("trylock || pending", never a speculative pending bit), a
+//! pending->locked hand-over in progress is waited for without a bound, and the queue head
+//! claims the lock with a cmpxchg loop only while it is the tail, else with `set_locked`. Where
+//! this differs from that code:
+//! * the word is 64 bits and the tail holds the queue node's address >> 6 (the kernel packs a
+//!   CPU number and a nesting index into 16 bits, or 23 with 16K CPUs or more, over per-CPU
+//!   nodes); one node per thread: a thread is in at most one slow path at a time (no interrupt
+//!   nesting; the node is free again when `acquire` returns, so a thread may hold any number of
+//!   these locks);
+//! * the kernel's stores of a byte or a half-word into the word are the RMWs of its
+//!   `_Q_PENDING_BITS != 8` variants here (the word has no narrower views): `set_locked` a
+//!   `fetch_or`, `clear_pending_set_locked` a `fetch_add`, the unlock's `smp_store_release(&lock->
+//!   locked, 0)` a `fetch_and`, and x86's one-instruction `xchg` of the tail half-word a CAS loop
+//!   (which may retry); each costs an RMW where the kernel's costs a store or one exchange. Every
+//!   write to the word must stay an RMW: the orderings below rely on the unlock heading a release
+//!   sequence;
+//! * orderings are Rust's: the kernel's `smp_wmb` before the tail exchange, relaxed `xchg` and
+//!   address dependencies (`READ_ONCE` of `next`) become the exchange's AcqRel and Acquire loads;
+//! * omitted: `prefetchw`, the qstat counters, tracepoints, `virt_spin_lock`, paravirt.
 
 use crate::sync::{spin_loop, AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use crate::{AcquireOrWait, Mode, RawLwLock, Tranche};
@@ -30,8 +43,6 @@ const LOCKED_PENDING: u64 = 0xffff;
 const TAIL_SHIFT: u32 = 16;
 /// The tail bits (`_Q_TAIL_MASK`).
 const TAIL_MASK: u64 = !LOCKED_PENDING;
-/// x86's `_Q_PENDING_LOOPS`: spins while another thread moves from pending to locked.
-const PENDING_LOOPS: u32 = 1 << 9;
 
 /// A waiter's queue node (`struct mcs_spinlock`), one per thread, on its own line.
 #[derive(Debug)]
@@ -76,7 +87,7 @@ fn decode_tail(val: u64) -> *mut QNode {
 /// last queued node's address >> 6, 0 for none). Free iff `val == 0`. Invariants: at most one
 /// holder (the locked byte is set only by the fast path's CAS from 0, by the pending waiter once
 /// the byte is clear, or by the queue head once both byte and pending are clear); at most one
-/// pending waiter (it set the bit in a `fetch_or` that found it clear); the queue head is the
+/// pending waiter (it set the bit in a CAS from `0,0,1`); the queue head is the
 /// only thread that claims the lock from the queue. Orderings: the fast path's CAS, the pending
 /// waiter's and the head's loads that see the byte clear are Acquire, paired with the unlock's
 /// Release; the tail exchange is AcqRel (it publishes the node's initialisation to the
@@ -99,37 +110,43 @@ impl QSpinLock {
     /// `queued_spin_lock_slowpath`, entered with the word `val` a failed fast path read.
     #[cold]
     fn slowpath(&self, mut val: u64) {
-        // Wait (bounded) for an in-progress pending -> locked hand-over.
-        if val == PENDING {
-            let mut cnt = PENDING_LOOPS;
-            while val == PENDING && cnt > 0 {
-                spin_loop();
-                val = self.val.load(Ordering::Relaxed);
-                cnt -= 1;
-            }
+        // Wait for an in-progress pending -> locked hand-over.
+        while val == PENDING {
+            spin_loop();
+            val = self.val.load(Ordering::Relaxed);
         }
-        if val & !LOCKED_MASK == 0 {
-            // Only the locked byte (or nothing): try for pending.
-            let old = self.val.fetch_or(PENDING, Ordering::Acquire);
-            if old & !LOCKED_MASK == 0 {
-                // We are the pending waiter: wait for the holder to go, then take the lock and
-                // clear pending in one step (`clear_pending_set_locked`).
-                let mut v = old;
-                while v & LOCKED_MASK != 0 {
-                    spin_loop();
-                    v = self.val.load(Ordering::Acquire);
-                }
-                // pending -> locked: add LOCKED - PENDING (a wrapping add).
-                self.val
-                    .fetch_add(LOCKED.wrapping_sub(PENDING), Ordering::Relaxed);
-                return;
+        // trylock || pending: 0,0,0 -> 0,0,1 (we hold it); 0,0,1 -> 0,1,1 (we are pending);
+        // anything with pending or a tail -> queue.
+        let new = loop {
+            if val & !LOCKED_MASK != 0 {
+                return self.queue();
             }
-            // A concurrent locker: undo pending if we set it, then queue.
-            if old & PENDING == 0 {
-                self.val.fetch_and(!PENDING, Ordering::Relaxed);
+            let new = if val == LOCKED {
+                LOCKED | PENDING
+            } else {
+                LOCKED
+            };
+            match self
+                .val
+                .compare_exchange(val, new, Ordering::Acquire, Ordering::Relaxed)
+            {
+                Ok(_) => break new,
+                Err(now) => val = now,
             }
+        };
+        if new == LOCKED {
+            return;
         }
-        self.queue();
+        // We are pending: wait for the holder to go, then take the lock and clear pending in
+        // one step (`clear_pending_set_locked`; while we are pending nobody else writes the low
+        // 16 bits, so the add cannot borrow into the tail).
+        while self.val.load(Ordering::Acquire) & LOCKED_MASK != 0 {
+            spin_loop();
+        }
+        let was = self
+            .val
+            .fetch_add(LOCKED.wrapping_sub(PENDING), Ordering::Relaxed);
+        debug_assert_eq!(was & LOCKED_PENDING, PENDING, "pending owner lost its bit");
     }
 
     /// The MCS part of the slow path (`queue:` in `queued_spin_lock_slowpath`).
@@ -157,7 +174,6 @@ impl QSpinLock {
                 Err(v) => old = v,
             }
         }
-        let mut next = std::ptr::null_mut();
         if old & TAIL_MASK != 0 {
             let prev = decode_tail(old);
             // SAFETY: `prev` is the node of a thread still in this lock's slow path: it cannot
@@ -166,7 +182,6 @@ impl QSpinLock {
             while !node.locked.load(Ordering::Acquire) {
                 spin_loop();
             }
-            next = node.next.load(Ordering::Relaxed);
         }
         // We are the head: wait for the holder and the pending waiter to go.
         let mut val = self.val.load(Ordering::Acquire);
@@ -174,18 +189,25 @@ impl QSpinLock {
             spin_loop();
             val = self.val.load(Ordering::Acquire);
         }
-        // Claim the lock. Alone in the queue: clear the tail with the same CAS.
-        if val & TAIL_MASK == tail
-            && self
+        // Claim the lock: n,0,0 -> 0,0,1 while we are the tail (uncontended: the tail cleared
+        // with it); *,0,0 -> *,0,1 once someone queued behind us (contended). Nobody else sets
+        // the locked byte now (newcomers see a tail and queue; one that set pending on the way
+        // queues behind us too), so `set_locked` (the kernel's plain byte store).
+        loop {
+            if val != tail {
+                self.val.fetch_or(LOCKED, Ordering::Relaxed);
+                break;
+            }
+            match self
                 .val
                 .compare_exchange(val, LOCKED, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok()
-        {
-            return;
+            {
+                Ok(_) => return,
+                Err(now) => val = now,
+            }
         }
-        // Others queued behind us: nobody else sets the locked byte now (newcomers see a tail
-        // or the byte and queue), so `set_locked` (the kernel's plain byte store).
-        self.val.fetch_or(LOCKED, Ordering::Relaxed);
+        // Contended: wait for the successor's link, then hand it the queue head.
+        let mut next = node.next.load(Ordering::Acquire);
         while next.is_null() {
             spin_loop();
             next = node.next.load(Ordering::Acquire);
@@ -223,14 +245,20 @@ unsafe impl RawLwLock for QSpinLock {
         if self.conditional_acquire(mode) {
             return AcquireOrWait::Acquired;
         }
-        while self.is_locked() {
+        // Until the holder of the moment releases (not until the queue drains).
+        while self.val.load(Ordering::Relaxed) & LOCKED_MASK != 0 {
             spin_loop();
         }
         AcquireOrWait::Waited
     }
     unsafe fn release(&self, _: Mode) {
         // The kernel's `smp_store_release(&lock->locked, 0)`.
-        self.val.fetch_and(!LOCKED_MASK, Ordering::Release);
+        let was = self.val.fetch_and(!LOCKED_MASK, Ordering::Release);
+        debug_assert_eq!(
+            was & LOCKED_MASK,
+            LOCKED,
+            "released a queued spinlock not held"
+        );
     }
     fn is_locked(&self) -> bool {
         self.val.load(Ordering::Relaxed) != 0
