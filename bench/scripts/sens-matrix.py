@@ -28,10 +28,8 @@ def fail(msg):
     sys.exit(2)
 
 
-def load(path):
-    """{(workload, lock, variant, threads): {arm: value}} and the arms in order (the variant is
-    the proc-array layout and snapshot strategy, `layout/snapshot`, empty when the sweep has
-    none)."""
+def read_rows(path):
+    """The rows of a CSV file lwbench wrote; exits 2 when it cannot be read or is empty."""
     try:
         with open(path, newline="") as f:
             rows = list(csv.DictReader(f))
@@ -39,10 +37,23 @@ def load(path):
         fail(f"cannot read {path}: {e}")
     if not rows:
         fail(f"{path} has no rows")
+    return rows
+
+
+def point(r):
+    """A row's point: (workload, lock, variant, threads), the variant `layout/snapshot`."""
+    variant = "/".join(x for x in (r["layout"], r["snapshot"]) if x)
+    return (r["workload"], r["lock"], variant, int(r["threads"]))
+
+
+def load(path):
+    """{(workload, lock, variant, threads): {arm: value}} and the arms in order (the variant is
+    the proc-array layout and snapshot strategy, `layout/snapshot`, empty when the sweep has
+    none)."""
+    rows = read_rows(path)
     table, arms, bimodal = {}, ["base"], set()
     for r in rows:
-        variant = "/".join(x for x in (r["layout"], r["snapshot"]) if x)
-        k = (r["workload"], r["lock"], variant, int(r["threads"]))
+        k = point(r)
         cell = table.setdefault(k, {})
         cell["base"] = float(r["base"])
         if r["base_bimodal"] == "true":
@@ -60,17 +71,10 @@ def load_waits(path, event):
     """The share of `event` per point and arm, in percent, as load() shapes it: {(workload,
     lock, variant, threads): {arm: percent}} and the arms in order. A point with samples but none
     in `event` is 0."""
-    try:
-        with open(path, newline="") as f:
-            rows = list(csv.DictReader(f))
-    except OSError as e:
-        fail(f"cannot read {path}: {e}")
-    if not rows:
-        fail(f"{path} has no rows")
+    rows = read_rows(path)
     table, arms, seen = {}, [], False
     for r in rows:
-        variant = "/".join(x for x in (r["layout"], r["snapshot"]) if x)
-        k = (r["workload"], r["lock"], variant, int(r["threads"]))
+        k = point(r)
         if r["arm"] not in arms:
             arms.append(r["arm"])
         cell = table.setdefault(k, {})

@@ -267,35 +267,35 @@ fn spread(trials: &[Figures], col: Column) -> [f64; 3] {
 /// CAS loop needs the CAS attempts per success measured on real threads (`target`), found by
 /// bisection over 0..=200 ns to 0.25 ns (the simulated figure falls as the residency grows: an
 /// owner that keeps the line longer finishes more of its CAS loops before the other core's
-/// request takes it). Sets the profile's value and prints it with the figure it reproduces; the
+/// request takes it). Sets the profile's value and returns the simulated trials at it; the
 /// run-length rows of the table that follows are then a check the fit did not aim at.
 fn fit_residency(
     profile: &mut Profile,
     target: f64,
     simulate: &dyn Fn(&Profile) -> Vec<Figures>,
-) -> f64 {
-    let at = |profile: &mut Profile, r: f64| -> f64 {
+) -> Vec<Figures> {
+    let at = |profile: &mut Profile, r: f64| -> Vec<Figures> {
         profile
             .set("residency_ns", r)
             .expect("residency_ns is a model key");
-        spread(&simulate(profile), |t| t.cas_per_success)[0]
+        simulate(profile)
     };
+    let cas = |sim: &[Figures]| spread(sim, |t| t.cas_per_success)[0];
     let (mut lo, mut hi) = (0.0f64, 200.0f64);
-    if at(profile, lo) <= target {
+    if cas(&at(profile, lo)) <= target {
         hi = lo;
-    } else if at(profile, hi) >= target {
+    } else if cas(&at(profile, hi)) >= target {
         lo = hi;
     }
     while hi - lo > 0.25 {
         let mid = (lo + hi) / 2.0;
-        if at(profile, mid) > target {
+        if cas(&at(profile, mid)) > target {
             lo = mid;
         } else {
             hi = mid;
         }
     }
-    let fitted = (lo + hi) / 2.0;
-    at(profile, fitted)
+    at(profile, (lo + hi) / 2.0)
 }
 
 /// Calibrates `residency_spread` too: for each spread 0, 0.1, ..., 1 the residency is fitted as
@@ -315,9 +315,8 @@ fn fit_spread(
         profile
             .set("residency_spread", s)
             .expect("residency_spread is a model key");
-        fit_residency(profile, target, simulate);
+        let sim = fit_residency(profile, target, simulate);
         let r = profile.get("residency_ns").expect("a model key");
-        let sim = simulate(profile);
         let (cas, got) = (
             spread(&sim, |t| t.cas_per_success)[0],
             spread(&sim, |t| t.ones)[0],

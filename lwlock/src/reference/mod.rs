@@ -31,14 +31,15 @@ mod tests {
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::Arc;
 
-    /// Two real threads, one per mode, increment a counter with a non-atomic read-modify-write
-    /// under the lock (both modes are exclusive): no increment is lost. Then the conditional
-    /// forms. Few iterations: a spinlock hand-off to a descheduled waiter (the ticket lock's
-    /// FIFO order forces them) costs a time slice on a loaded host.
-    fn excludes<L: RawLwLock + Default + Send + Sync + 'static>() {
-        let lock = Arc::new(L::default());
+    /// `threads` real threads, alternating the modes (both exclusive here), each make `iters`
+    /// non-atomic read-modify-write increments of one counter under `lock`; returns the count.
+    fn hammer<L: RawLwLock + Send + Sync + 'static>(
+        lock: &Arc<L>,
+        threads: u64,
+        iters: u64,
+    ) -> u64 {
         let count = Arc::new(AtomicU64::new(0));
-        let hs: Vec<_> = (0..2)
+        let hs: Vec<_> = (0..threads)
             .map(|i| {
                 let (l, c) = (lock.clone(), count.clone());
                 std::thread::spawn(move || {
@@ -47,7 +48,7 @@ mod tests {
                     } else {
                         Mode::Shared
                     };
-                    for _ in 0..1_000 {
+                    for _ in 0..iters {
                         l.acquire(mode);
                         let v = c.load(Ordering::Relaxed);
                         c.store(v + 1, Ordering::Relaxed);
@@ -60,7 +61,17 @@ mod tests {
         for h in hs {
             h.join().unwrap();
         }
-        assert_eq!(count.load(Ordering::Relaxed), 2_000, "{}", L::NAME);
+        count.load(Ordering::Relaxed)
+    }
+
+    /// Two real threads, one per mode, increment a counter with a non-atomic read-modify-write
+    /// under the lock (both modes are exclusive): no increment is lost. Then the conditional
+    /// forms. Few iterations: a spinlock hand-off to a descheduled waiter (the ticket lock's
+    /// FIFO order forces them) costs a time slice on a loaded host.
+    fn excludes<L: RawLwLock + Default + Send + Sync + 'static>() {
+        let lock = Arc::new(L::default());
+        let count = hammer(&lock, 2, 1_000);
+        assert_eq!(count, 2_000, "{}", L::NAME);
         assert!(!lock.is_locked(), "{}", L::NAME);
         assert!(lock.conditional_acquire(Mode::Shared), "{}", L::NAME);
         assert!(
@@ -108,25 +119,7 @@ mod tests {
     #[test]
     fn qspinlock_queues_and_excludes() {
         let lock = Arc::new(QSpinLock::default());
-        let count = Arc::new(AtomicU64::new(0));
-        let hs: Vec<_> = (0..3)
-            .map(|_| {
-                let (l, c) = (lock.clone(), count.clone());
-                std::thread::spawn(move || {
-                    for _ in 0..3_000 {
-                        l.acquire(Mode::Exclusive);
-                        let v = c.load(Ordering::Relaxed);
-                        c.store(v + 1, Ordering::Relaxed);
-                        // SAFETY: acquired above by this thread.
-                        unsafe { l.release(Mode::Exclusive) };
-                    }
-                })
-            })
-            .collect();
-        for h in hs {
-            h.join().unwrap();
-        }
-        assert_eq!(count.load(Ordering::Relaxed), 9_000);
+        assert_eq!(hammer(&lock, 3, 3_000), 9_000);
         assert!(!lock.is_locked());
     }
 }
