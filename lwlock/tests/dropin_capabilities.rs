@@ -219,6 +219,10 @@ fn timed<R: Raw>() {
     let l = Arc::new(L::<R, u64>::new(0));
     let w = l.write();
     let l2 = l.clone();
+    // The writer leaves only after the timed acquires have timed out (a fixed sleep raced with
+    // them on a loaded machine), and then while the last one waits.
+    let timed_out = Arc::new(AtomicBool::new(false));
+    let t_out = timed_out.clone();
     let t = thread::spawn(move || {
         assert!(l2.try_read_for(Duration::from_millis(10)).is_none());
         assert!(l2.try_write_for(Duration::from_millis(10)).is_none());
@@ -229,11 +233,15 @@ fn timed<R: Raw>() {
         assert!(l2.try_write_until(until).is_none());
         // The record is clean: no post left behind, off the list.
         assert_eq!(lwlock::Proc::current().sem().count(), 0);
+        t_out.store(true, Ordering::SeqCst);
         // Now one that succeeds once the writer leaves.
         *l2.try_write_for(Duration::from_secs(30))
             .expect("woken before the deadline") += 1;
     });
-    thread::sleep(Duration::from_millis(60));
+    while !timed_out.load(Ordering::SeqCst) && !t.is_finished() {
+        thread::sleep(Duration::from_millis(1));
+    }
+    thread::sleep(Duration::from_millis(10));
     drop(w);
     t.join().unwrap();
     assert_eq!(*l.read(), 1);
