@@ -82,6 +82,53 @@ macro_rules! sim_int {
                 charge(self, Access::Rmw);
                 self.inner.swap(v, order)
             }
+            /// A sub-word store: the bits `mask`, which hold `from`, become `to`'s, as a plain
+            /// byte or half-word store into this word would write them (the Linux qspinlock's
+            /// `WRITE_ONCE(lock->locked, ...)`). Charged as a plain store (an RMW when SeqCst):
+            /// it may retire into the store buffer, and a later load of this atomic by the same
+            /// thread cannot be forwarded from it (it waits for the drain). Panics when the bits
+            /// no longer hold `from` at the write: the field has another writer.
+            #[inline]
+            pub fn store_field(&self, mask: $int, from: $int, to: $int, order: Ordering) {
+                let (m, f, t) = (mask as u64, from as u64, to as u64);
+                if order == Ordering::SeqCst {
+                    charge(self, Access::Rmw);
+                } else if machine::store_field(self as *const Self as usize, Self::WIDTH, t, m, f)
+                    == Some(true)
+                {
+                    return;
+                }
+                // Written now: a hit, no store buffer, or outside a simulation (where other
+                // real threads may write the word: a CAS loop, uncharged).
+                let set = if order == Ordering::Relaxed { order } else { Ordering::Release };
+                let _ = self.inner.fetch_update(set, Ordering::Relaxed, |old| {
+                    assert!(
+                        old & mask == from,
+                        "a sub-word store found its bits at {:#x}, not {from:#x} (mask {mask:#x}): \
+                         the field has another writer",
+                        old & mask
+                    );
+                    Some((old & !mask) | (to & mask))
+                });
+            }
+            /// A sub-word exchange: the bits `mask` become `v`'s, the others are kept; returns
+            /// the whole previous word. One RMW, as x86's `xchg` of a half-word inside this word
+            /// (the Linux qspinlock's `xchg_tail`), never a retried CAS.
+            #[inline]
+            pub fn swap_field(&self, mask: $int, v: $int, order: Ordering) -> $int {
+                charge(self, Access::Rmw);
+                let fetch = match order {
+                    Ordering::AcqRel | Ordering::Acquire => Ordering::Acquire,
+                    Ordering::SeqCst => Ordering::SeqCst,
+                    _ => Ordering::Relaxed,
+                };
+                match self
+                    .inner
+                    .fetch_update(order, fetch, |old| Some((old & !mask) | (v & mask)))
+                {
+                    Ok(old) | Err(old) => old,
+                }
+            }
             /// An RMW (also when it fails).
             #[inline]
             pub fn compare_exchange(

@@ -65,7 +65,11 @@
 //! visible (x86-TSO's program-order visibility). The thread's own loads of that atomic read the
 //! buffered value (forwarding). An RMW, an `mfence`, a system call (futex, sleep, yield) or the
 //! thread's exit waits for the buffer to drain; a full buffer stalls the next store until its
-//! oldest entry drains. The supervisor (main task) has no store buffer.
+//! oldest entry drains. The supervisor (main task) has no store buffer. A sub-word store
+//! (`store_field`: a byte or half-word store into a word that others RMW, as the Linux
+//! qspinlock's `WRITE_ONCE(lock->locked, ...)`) is buffered the same way and writes only its bits
+//! at the drain; a load of that atomic by the same thread is not forwarded from it (x86 forwards
+//! only from a store that covers the load) and waits for the drain.
 //!
 //! **SMT siblings** (`model.smt_share`; 1 = off) transfer lines cheaply (`transfer_smt`) and share
 //! their core's execution: while a hardware thread's sibling runs a thread, its computation
@@ -526,8 +530,71 @@ struct SbEntry {
     addr: usize,
     width: u8,
     value: u64,
+    /// The bits the store writes (all ones: the whole atomic). A narrower mask is a sub-word
+    /// store (a byte or half-word store into a wider word that others RMW, as the kernel's
+    /// qspinlock does): at the drain it replaces only those bits, which must then hold `from`.
+    mask: u64,
+    /// What the masked bits held when the store was issued (checked at the drain).
+    from: u64,
     /// The line and booking to grant at the drain, if the store missed.
     booking: Option<(usize, u64)>,
+}
+
+/// A full-width store's mask.
+const FULL: u64 = u64::MAX;
+
+/// Writes a store of `width` bytes at `addr` into memory: the whole atomic, or for a masked
+/// (sub-word) store only the masked bits, which must hold `from` (the protocol's precondition:
+/// a sub-word store replaces a field only its owner writes).
+///
+/// # Safety
+/// `addr` is a live simulated atomic of `width` bytes.
+unsafe fn write_store(addr: usize, width: u8, value: u64, mask: u64, from: u64) {
+    use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed, Ordering::Release};
+    // Only one simulated task runs at a time, so the masked load-then-store below is atomic with
+    // respect to every other simulated access.
+    let merge = |old: u64| {
+        assert!(
+            old & mask == from,
+            "a sub-word store found its bits at {:#x}, not {from:#x} (mask {mask:#x}): the field \
+             has another writer",
+            old & mask
+        );
+        (old & !mask) | (value & mask)
+    };
+    // SAFETY: the caller's contract.
+    unsafe {
+        match width {
+            1 => {
+                let a = &*(addr as *const AtomicU8);
+                let v = if mask == FULL {
+                    value
+                } else {
+                    merge(u64::from(a.load(Relaxed)))
+                };
+                a.store(v as u8, Release)
+            }
+            4 => {
+                let a = &*(addr as *const AtomicU32);
+                let v = if mask == FULL {
+                    value
+                } else {
+                    merge(u64::from(a.load(Relaxed)))
+                };
+                a.store(v as u32, Release)
+            }
+            8 => {
+                let a = &*(addr as *const AtomicU64);
+                let v = if mask == FULL {
+                    value
+                } else {
+                    merge(a.load(Relaxed))
+                };
+                a.store(v, Release)
+            }
+            _ => {}
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -1557,15 +1624,7 @@ impl Machine {
             // a buffer drains in program order before its task's exit, system calls, RMWs and
             // SeqCst fences, so no other thread can have learned that the storing thread is done
             // with the object before this store is visible.
-            unsafe {
-                use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering::Release};
-                match e.width {
-                    1 => (*(e.addr as *const AtomicU8)).store(e.value as u8, Release),
-                    4 => (*(e.addr as *const AtomicU32)).store(e.value as u32, Release),
-                    8 => (*(e.addr as *const AtomicU64)).store(e.value, Release),
-                    _ => {}
-                }
-            }
+            unsafe { write_store(e.addr, e.width, e.value, e.mask, e.from) };
         }
     }
 
@@ -1587,8 +1646,17 @@ impl Machine {
 
     /// A plain store by the running task: into its store buffer when the buffer is on and the
     /// store cannot complete at once (a miss, or older stores still buffered). Returns whether it
-    /// was buffered (then the caller must not write the value: the drain will).
-    fn store(&mut self, line_addr: usize, addr: usize, width: u8, value: u64) -> StoreReq {
+    /// was buffered (then the caller must not write the value: the drain will). `mask` and
+    /// `from`: as [`SbEntry`]'s.
+    fn store(
+        &mut self,
+        line_addr: usize,
+        addr: usize,
+        width: u8,
+        value: u64,
+        mask: u64,
+        from: u64,
+    ) -> StoreReq {
         let id = self.current;
         if self.sb_cap == 0 || self.tasks[id].supervisor {
             return StoreReq::Unbuffered;
@@ -1627,6 +1695,8 @@ impl Machine {
             addr,
             width,
             value,
+            mask,
+            from,
             booking,
         });
         self.sb_next = self.sb_next.min(drain);
@@ -1634,15 +1704,22 @@ impl Machine {
     }
 
     /// The youngest buffered store of the running task to `addr` of `width` bytes (store-to-load
-    /// forwarding), charging a load hit.
+    /// forwarding), charging a load hit. When that store is a sub-word store, the load cannot be
+    /// forwarded from it (x86 forwards a load only from a store that covers it: Intel's
+    /// optimization manual, "store forwarding"): the task waits for its buffer to drain and
+    /// this returns `None`, so the load reads memory at its next sync point.
     fn forward(&mut self, addr: usize, width: u8) -> Option<u64> {
         let id = self.current;
-        let v = self.tasks[id]
+        let e = *self.tasks[id]
             .sb
             .iter()
             .rev()
-            .find(|e| e.addr == addr && e.width == width)
-            .map(|e| e.value)?;
+            .find(|e| e.addr == addr && e.width == width)?;
+        if e.mask != FULL {
+            self.serialize_own();
+            return None;
+        }
+        let v = e.value;
         let a = self.agent();
         self.counters[a].ops += 1;
         self.counters[a].hits += 1;
@@ -1666,9 +1743,19 @@ enum StoreReq {
 /// took it (buffered, or performed as a hit; the caller must then write the value itself only
 /// when this returns `Some(false)`). `None` outside a simulation.
 pub fn store_plain(addr: usize, width: u8, value: u64) -> Option<bool> {
+    store_field(addr, width, value, FULL, 0)
+}
+
+/// A sub-word store: the bits `mask` of the atomic (`width` bytes at `addr`), which hold `from`,
+/// become `value`'s, as a plain store of a byte or half-word inside the word would write them; a
+/// store like any other for the coherence model and the store buffer. `store_plain` is the
+/// full-width case (`mask` all ones). Returns as [`store_plain`]; when the caller must write
+/// itself (`Some(false)`), it replaces only the masked bits. Panics at the write if the bits no
+/// longer hold `from` (another writer of the field: a protocol bug).
+pub fn store_field(addr: usize, width: u8, value: u64, mask: u64, from: u64) -> Option<bool> {
     let line = addr >> LINE_SHIFT;
     loop {
-        match at_sync_point(|m| m.store(line, addr, width, value))? {
+        match at_sync_point(|m| m.store(line, addr, width, value, mask, from))? {
             StoreReq::Done => return Some(false),
             StoreReq::Buffered => return Some(true),
             StoreReq::Retry => continue,

@@ -252,3 +252,111 @@ fn a_store_does_not_pass_older_buffered_stores_to_the_same_atomic() {
         "X read back older than the thread's last store to it ((round, stored, read)): {stale:?}"
     );
 }
+
+#[derive(Debug, Default, Clone, Copy)]
+struct SubWord {
+    store_cost_ns: u64,
+    own_read: u64,
+    own_read_cost_ns: u64,
+    last: u64,
+}
+
+/// Core 0 takes line X (an RMW) and then sets a high bit of X; core 1, once core 0 has the line,
+/// replaces X's low byte (1 -> 2) with a sub-word store and reads X back at once. With
+/// `full`, core 1 writes the whole word instead (its value computed from X's initial 1).
+fn sub_word_scenario(p: Profile, full: bool) -> SubWord {
+    let seen = Arc::new(Mutex::new(SubWord::default()));
+    let s2 = seen.clone();
+    lwsim::run(SimConfig::new(p, 2), move || {
+        let x = Arc::new(Padded(AtomicU64::new(1)));
+        let go = Arc::new(Padded(AtomicU64::new(0)));
+        let (x0, go0) = (x.clone(), go.clone());
+        let owner = lwsim::thread::spawn(move || {
+            x0.0.fetch_add(0, Relaxed);
+            go0.0.store(1, Release);
+            x0.0.fetch_or(1 << 20, Relaxed);
+        });
+        let (x1, go1, s1) = (x.clone(), go.clone(), s2.clone());
+        let storer = lwsim::thread::spawn(move || {
+            while go1.0.load(Acquire) != 1 {
+                lwsim::pause();
+            }
+            let t0 = now_nanos();
+            if full {
+                x1.0.store(2, Relaxed);
+            } else {
+                x1.0.store_field(0xff, 1, 2, Relaxed);
+            }
+            let t1 = now_nanos();
+            let own = x1.0.load(Relaxed);
+            let t2 = now_nanos();
+            let mut s = s1.lock().unwrap();
+            s.store_cost_ns = t1 - t0;
+            s.own_read = own;
+            s.own_read_cost_ns = t2 - t1;
+        });
+        owner.join().unwrap();
+        storer.join().unwrap();
+        s2.lock().unwrap().last = x.0.as_std().load(Relaxed);
+    });
+    let s = *seen.lock().unwrap();
+    s
+}
+
+/// A sub-word store (`store_field`, the kernel's byte store into a word others RMW) retires into
+/// the buffer like a store, writes only its bits at the drain (the other core's bit survives,
+/// where a whole-word store computed from the old value loses it), and a load of the same
+/// atomic by the storing thread is not forwarded from it: the load waits for the drain.
+#[test]
+fn a_sub_word_store_is_buffered_and_replaces_only_its_bits() {
+    let p = profile(32);
+    let (hit, transfer) = (p.ps(cost::STORE_HIT), p.ps(cost::TRANSFER_L3));
+    let sub = sub_word_scenario(p.clone(), false);
+    let full = sub_word_scenario(p, true);
+    println!("sub-word: {sub:?}\nfull-width: {full:?}");
+    assert!(sub.store_cost_ns <= hit.div_ceil(1000), "{sub:?}");
+    assert_eq!(sub.last & 0xff, 2, "{sub:?}");
+    assert_eq!(sub.own_read & 0xff, 2, "{sub:?}");
+    // The other core's write lands before the drain (a whole-word store then overwrites it);
+    // the sub-word store keeps it.
+    assert_eq!(full.last, 2, "{full:?}");
+    assert_eq!(sub.last, (1 << 20) | 2, "{sub:?}");
+    // The whole-word store is forwarded at a hit's cost; the sub-word store's reader waits for
+    // the line (at least one transfer).
+    assert!(full.own_read_cost_ns * 1000 < transfer, "{full:?}");
+    assert!((sub.own_read_cost_ns + 1) * 1000 >= transfer, "{sub:?}");
+}
+
+/// The sub-word store checks its precondition at the write: bits that no longer hold `from`
+/// mean the field has another writer (a protocol bug), and the simulation stops.
+#[test]
+#[should_panic(expected = "sub-word store found its bits")]
+fn a_sub_word_store_whose_field_changed_panics() {
+    lwsim::run(SimConfig::new(profile(32), 1), || {
+        let x = Arc::new(Padded(AtomicU64::new(0)));
+        let x1 = x.clone();
+        lwsim::thread::spawn(move || x1.0.store_field(0xff, 1, 0, Release))
+            .join()
+            .unwrap();
+    });
+}
+
+/// `swap_field` (x86's half-word `xchg` inside the word) replaces only its bits, returns the
+/// whole previous word, and is one RMW: it waits for the store buffer like any RMW.
+#[test]
+fn a_sub_word_exchange_replaces_only_its_bits() {
+    let got = Arc::new(Mutex::new((0u64, 0u64)));
+    let g2 = got.clone();
+    lwsim::run(SimConfig::new(profile(32), 1), move || {
+        let x = Arc::new(Padded(AtomicU64::new(0x1234_0101)));
+        let x1 = x.clone();
+        let g = g2.clone();
+        lwsim::thread::spawn(move || {
+            let old = x1.0.swap_field(!0xffff, 0x9999_0000, Relaxed);
+            *g.lock().unwrap() = (old, x1.0.load(Relaxed));
+        })
+        .join()
+        .unwrap();
+    });
+    assert_eq!(*got.lock().unwrap(), (0x1234_0101, 0x9999_0101));
+}

@@ -17,18 +17,23 @@
 //!   nodes); one node per thread: a thread is in at most one slow path at a time (no interrupt
 //!   nesting; the node is free again when `acquire` returns, so a thread may hold any number of
 //!   these locks);
-//! * the kernel's stores of a byte or a half-word into the word are the RMWs of its
-//!   `_Q_PENDING_BITS != 8` variants here (the word has no narrower views): `set_locked` a
-//!   `fetch_or`, `clear_pending_set_locked` a `fetch_add`, the unlock's `smp_store_release(&lock->
-//!   locked, 0)` a `fetch_and`, and x86's one-instruction `xchg` of the tail half-word a CAS loop
-//!   (which may retry); each costs an RMW where the kernel's costs a store or one exchange. Every
-//!   write to the word must stay an RMW: the orderings below rely on the unlock heading a release
-//!   sequence;
+//! * the kernel's stores of a byte or a half-word into the word (`set_locked`,
+//!   `clear_pending_set_locked`, the unlock's `smp_store_release(&lock->locked, 0)`) and x86's
+//!   one-instruction `xchg` of the tail half-word go through the shim's [`store_field`] and
+//!   [`swap_field`]: on hardware and under the models (the word has no narrower views) an RMW
+//!   of the whole word with the same effect, and a CAS loop (which may retry) for the exchange;
+//!   under lwsim each is costed as the kernel's instruction, a plain store into the store buffer
+//!   and one exchange, so that a simulated figure is the kernel algorithm's. On the real
+//!   backends every write to the word stays an RMW: the orderings below rely on the unlock
+//!   heading a release sequence;
 //! * orderings are Rust's: the kernel's `smp_wmb` before the tail exchange, relaxed `xchg` and
 //!   address dependencies (`READ_ONCE` of `next`) become the exchange's AcqRel and Acquire loads;
 //! * omitted: `prefetchw`, the qstat counters, tracepoints, `virt_spin_lock`, paravirt.
+//!
+//! [`store_field`]: crate::sync::store_field
+//! [`swap_field`]: crate::sync::swap_field
 
-use crate::sync::{spin_loop, AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use crate::sync::{spin_loop, store_field, swap_field, AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use crate::{AcquireOrWait, Mode, RawLwLock, Tranche};
 
 /// The locked byte (`_Q_LOCKED_VAL`).
@@ -138,15 +143,18 @@ impl QSpinLock {
             return;
         }
         // We are pending: wait for the holder to go, then take the lock and clear pending in
-        // one step (`clear_pending_set_locked`; while we are pending nobody else writes the low
-        // 16 bits, so the add cannot borrow into the tail).
+        // one step (`clear_pending_set_locked`, the kernel's half-word store; while we are
+        // pending nobody else writes the low 16 bits).
         while self.val.load(Ordering::Acquire) & LOCKED_MASK != 0 {
             spin_loop();
         }
-        let was = self
-            .val
-            .fetch_add(LOCKED.wrapping_sub(PENDING), Ordering::Relaxed);
-        debug_assert_eq!(was & LOCKED_PENDING, PENDING, "pending owner lost its bit");
+        store_field(
+            &self.val,
+            LOCKED_PENDING,
+            PENDING,
+            LOCKED,
+            Ordering::Relaxed,
+        );
     }
 
     /// The MCS part of the slow path (`queue:` in `queued_spin_lock_slowpath`).
@@ -162,18 +170,7 @@ impl QSpinLock {
         }
         let tail = encode_tail(me);
         // xchg_tail: replace the tail bits, keep locked and pending.
-        let mut old = self.val.load(Ordering::Relaxed);
-        loop {
-            match self.val.compare_exchange_weak(
-                old,
-                (old & LOCKED_PENDING) | tail,
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => break,
-                Err(v) => old = v,
-            }
-        }
+        let old = swap_field(&self.val, TAIL_MASK, tail, Ordering::AcqRel);
         if old & TAIL_MASK != 0 {
             let prev = decode_tail(old);
             // SAFETY: `prev` is the node of a thread still in this lock's slow path: it cannot
@@ -195,7 +192,7 @@ impl QSpinLock {
         // queues behind us too), so `set_locked` (the kernel's plain byte store).
         loop {
             if val != tail {
-                self.val.fetch_or(LOCKED, Ordering::Relaxed);
+                store_field(&self.val, LOCKED_MASK, 0, LOCKED, Ordering::Relaxed);
                 break;
             }
             match self
@@ -252,13 +249,9 @@ unsafe impl RawLwLock for QSpinLock {
         AcquireOrWait::Waited
     }
     unsafe fn release(&self, _: Mode) {
-        // The kernel's `smp_store_release(&lock->locked, 0)`.
-        let was = self.val.fetch_and(!LOCKED_MASK, Ordering::Release);
-        debug_assert_eq!(
-            was & LOCKED_MASK,
-            LOCKED,
-            "released a queued spinlock not held"
-        );
+        // The kernel's `smp_store_release(&lock->locked, 0)` (checks, in debug builds and
+        // under lwsim, that the byte was set: a release of a lock not held).
+        store_field(&self.val, LOCKED_MASK, LOCKED, 0, Ordering::Release);
     }
     fn is_locked(&self) -> bool {
         self.val.load(Ordering::Relaxed) != 0

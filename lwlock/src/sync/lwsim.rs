@@ -45,6 +45,19 @@ pub mod thread {
     pub use shuttle::thread::{current, JoinHandle};
 }
 
+/// The ported code's sub-word store (the shim's `field.rs` says why): charged as the plain store
+/// it is there, into the store buffer; the bits `mask`, which hold `from`, become `to`'s.
+#[inline]
+pub fn store_field(word: &AtomicU64, mask: u64, from: u64, to: u64, order: Ordering) {
+    word.store_field(mask, from, to, order);
+}
+
+/// The ported code's sub-word exchange (the shim's `field.rs`): one RMW, never a retried CAS.
+#[inline]
+pub fn swap_field(word: &AtomicU64, mask: u64, v: u64, order: Ordering) -> u64 {
+    word.swap_field(mask, v, order)
+}
+
 /// A spin-wait hint: one PAUSE's virtual time (`SPIN_DELAY()` in `s_lock.h`).
 #[inline(always)]
 pub fn spin_loop() {

@@ -23,7 +23,9 @@
 //!
 //! `sync/host.rs` holds what several backends take from the host unchanged (std's cell, the real
 //! clock); `sync/spin.rs` the spin waits a model checker can finish (the loom release epoch, the
-//! model spin limit).
+//! model spin limit); `sync/field.rs` the sub-word stores and exchanges of a 64-bit word
+//! ([`store_field`], [`swap_field`]) for every backend but lwsim, which costs them as the ported
+//! code's plain store and one exchange.
 //!
 //! Spin loops call [`spin_loop`], which yields to the model under loom/shuttle (loom's scheduler
 //! is deliberately unfair and would otherwise report "exceeded maximum number of branches").
@@ -68,6 +70,11 @@ pub use self::lwsim_backend::*;
 pub use ::lwsim;
 
 pub use self::spin::*;
+
+#[cfg(not(lwsim))]
+mod field;
+#[cfg(not(lwsim))]
+pub use self::field::*;
 
 /// The [`clock_nanos`] deadline `timeout` from now (saturating: a timeout too long to represent
 /// is a wait without end).
