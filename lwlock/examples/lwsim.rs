@@ -12,7 +12,8 @@
 //! `--shared-load-occupancy F` (override the profile's, for sensitivity checks), `--set K=V[,K=V]`
 //! (override any profile cost or model key by name, e.g. `residency_ns=0,jitter=0`), `--seeds N`
 //! (run every point with N seeds, from `--seed` on, and print the median with its range instead
-//! of one run's counters), `--verbose` (the
+//! of one run's counters), `--no-data` (the critical section touches no protected line: an empty
+//! lock/unlock loop, as the Linux queued-spinlock commits' microbenchmark), `--verbose` (the
 //! lock's and the data's line counters and the run's summary, on stderr), `--describe` (print the
 //! profile with its sources and exit).
 //!
@@ -129,6 +130,7 @@ fn main() {
         shared_permille: 950,
         cs_ns: 50,
         think_ns: 200,
+        touch_data: true,
     };
     let mut seed = 0u64;
     let mut describe = false;
@@ -178,6 +180,10 @@ fn main() {
             }
             "--verbose" => {
                 verbose = true;
+                i -= 1;
+            }
+            "--no-data" => {
+                w.touch_data = false;
                 i -= 1;
             }
             _ => {

@@ -54,6 +54,7 @@ fn main() {
         shared_permille: 1000,
         cs_ns: 50,
         think_ns: 200,
+        touch_data: true,
     };
     for permille in [1000u32, 990] {
         println!("\nshared_permille = {permille} on {profile}");

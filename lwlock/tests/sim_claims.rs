@@ -22,6 +22,7 @@ fn classic_outruns_atomic_at_64_cores_on_a_zero_work_read_mostly_mix_for_every_s
         shared_permille: 950,
         cs_ns: 50,
         think_ns: 200,
+        touch_data: true,
     };
     let mut ratios = Vec::new();
     for seed in 1..=10 {

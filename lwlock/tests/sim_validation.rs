@@ -25,6 +25,7 @@ fn mix(threads: usize, duration_ns: u64) -> Workload {
         shared_permille: 950,
         cs_ns: 50,
         think_ns: 200,
+        touch_data: true,
     }
 }
 
@@ -45,6 +46,7 @@ fn determinism_same_seed_same_counters() {
         shared_permille: 500,
         cs_ns: 2_000,
         think_ns: 500,
+        touch_data: true,
     };
     let a = run_lock::<RawClassicLwLock>(SimConfig::new(p.clone(), 4).seed(3), &w);
     let b = run_lock::<RawClassicLwLock>(SimConfig::new(p.clone(), 4).seed(3), &w);
@@ -155,6 +157,7 @@ fn shape_qspinlock_flat_on_one_westmere_ex_node_as_published() {
             shared_permille: 0,
             cs_ns: 0,
             think_ns: 0,
+            touch_data: true,
         };
         let cfg = SimConfig::new(p.clone(), n);
         if qspin {

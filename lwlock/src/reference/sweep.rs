@@ -1,7 +1,7 @@
 //! The lock workload lwsim's sweeps (`examples/lwsim.rs`, `examples/lwsim_reader_bias.rs`) and
 //! the simulator's validation tests run on any [`RawLwLock`]: `threads` simulated threads loop
 //! acquire (shared with probability `shared_permille`/1000, else exclusive) → touch the protected
-//! line (read when shared, write when exclusive) → `cs_ns` of work → release → `think_ns` of
+//! line (read when shared, write when exclusive; unless `touch_data` is off) → `cs_ns` of work → release → `think_ns` of
 //! work, until their clock passes `duration_ns`. It mirrors no PostgreSQL function (a lock
 //! microbenchmark). Only in `--cfg lwsim` builds: it drives the simulator (`run`, `watch`,
 //! `compute`).
@@ -24,6 +24,10 @@ pub struct Workload {
     pub cs_ns: u64,
     /// Work between operations (ns).
     pub think_ns: u64,
+    /// Whether the critical section touches the protected line (read when shared, write when
+    /// exclusive). `false` is an empty lock/unlock loop, as in the Linux queued-spinlock
+    /// commits' "5M loop" microbenchmark.
+    pub touch_data: bool,
 }
 
 impl Workload {
@@ -36,6 +40,7 @@ impl Workload {
             shared_permille: 0,
             cs_ns: 20,
             think_ns: 100,
+            touch_data: true,
         }
     }
 }
@@ -125,11 +130,13 @@ pub fn run_lock<L: RawLwLock + 'static>(cfg: SimConfig, w: &Workload) -> Point {
                             Mode::Exclusive
                         };
                         s.lock.0.acquire(mode);
-                        let p = s.data.0.get();
-                        crate::sync::touch(p, 64, !shared);
-                        if !shared {
-                            // SAFETY: held exclusively: nobody else reads or writes `data`.
-                            unsafe { (*p)[0] += 1 };
+                        if w.touch_data {
+                            let p = s.data.0.get();
+                            crate::sync::touch(p, 64, !shared);
+                            if !shared {
+                                // SAFETY: held exclusively: nobody else reads or writes `data`.
+                                unsafe { (*p)[0] += 1 };
+                            }
                         }
                         if w.cs_ns > 0 {
                             compute(w.cs_ns);
