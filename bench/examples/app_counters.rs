@@ -28,9 +28,16 @@
 //!
 //! ```sh
 //! cargo run --release -p bench [--features stats] --example app_counters -- [--threads 2,16,64] \
-//!     [--duration 300ms] [--trials 5] [--work 16] [--scenarios mutex,rwlock-write,rwlock-50r]
+//!     [--duration 300ms] [--trials 5] [--work 16] [--scenarios mutex,rwlock-write,rwlock-50r] \
+//!     [--out DIR]
 //! ```
 //! A bad argument exits 2 with a message naming it.
+//!
+//! `--out DIR` also writes every trial to `DIR/results.csv` (`workload` = the scenario, `threads`,
+//! `lock` = `default`, `previous`, `parking-lot` or `std`, `trial`, `txn_per_sec` = operations
+//! per second) and `DIR/meta.json`, the layout `bench/scripts/paired-ratios.py` reads: trial k of
+//! every lock ran side by side (the rotated order), so `paired-ratios.py DIR --over parking-lot`
+//! puts a distribution-free interval around each cell's median ratio.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
@@ -223,7 +230,12 @@ struct Opts {
     trials: usize,
     work: u32,
     scenarios: Vec<Scenario>,
+    /// Where to write every trial (`--out`), if anywhere.
+    out: Option<std::path::PathBuf>,
 }
+
+/// The columns' roles in `--out`'s `results.csv`, in a row's order.
+const ROLES: [&str; 4] = ["default", "previous", "parking-lot", "std"];
 
 #[derive(Clone, Copy, PartialEq)]
 enum Scenario {
@@ -254,7 +266,7 @@ fn bad(arg: &str, why: impl std::fmt::Display) -> ! {
     eprintln!("app_counters: bad argument {arg}: {why}");
     eprintln!(
         "usage: app_counters [--threads N,N,..] [--duration 300ms|2s] [--trials K] [--work W] \
-         [--scenarios mutex,rwlock-write,rwlock-50r]"
+         [--scenarios mutex,rwlock-write,rwlock-50r] [--out DIR]"
     );
     std::process::exit(2)
 }
@@ -280,6 +292,7 @@ fn parse_args() -> Opts {
         trials: 5,
         work: 16,
         scenarios: vec![Scenario::Mutex, Scenario::RwWrite, Scenario::Rw50],
+        out: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -317,6 +330,14 @@ fn parse_args() -> Opts {
                         format!("{v:?} is not a duration like 300ms or 2s"),
                     )
                 });
+            }
+            "--out" => {
+                let v = value();
+                let dir = std::path::PathBuf::from(&v);
+                if let Err(e) = std::fs::create_dir_all(&dir) {
+                    bad("--out", format!("cannot create {v:?}: {e}"));
+                }
+                o.out = Some(dir);
             }
             "--trials" => {
                 let v = value();
@@ -505,7 +526,7 @@ fn row<A: Counters, B: Counters, P: Counters, S: Counters>(
     threads: usize,
     o: &Opts,
     read_pct: u64,
-) -> [Cell; 4] {
+) -> ([Cell; 4], [Vec<f64>; 4]) {
     let runs: [fn(usize, &Opts, u64) -> Trial; 4] =
         [trial::<A>, trial::<B>, trial::<P>, trial::<S>];
     let mut trials: [Vec<Trial>; 4] = Default::default();
@@ -515,7 +536,10 @@ fn row<A: Counters, B: Counters, P: Counters, S: Counters>(
             trials[i].push(runs[i](threads, o, read_pct));
         }
     }
-    trials.map(cell)
+    let rates = trials
+        .each_ref()
+        .map(|v| v.iter().map(|t| t.ops_per_s).collect());
+    (trials.map(cell), rates)
 }
 
 fn main() {
@@ -527,6 +551,7 @@ fn main() {
          operations (medians)",
         COUNTERS, o.work, o.trials, o.duration
     );
+    let mut csv = String::from("workload,threads,lock,trial,txn_per_sec\n");
     for &sc in &o.scenarios {
         let names: [&str; 4] = match sc {
             Scenario::Mutex => [
@@ -545,7 +570,7 @@ fn main() {
         println!();
         let mut rows = Vec::new();
         for &t in &o.threads {
-            let r = match sc {
+            let (r, rates) = match sc {
                 Scenario::Mutex => row::<LwMutex, PrevMutex, PlMutex, StdMutex>(t, &o, 0),
                 _ => row::<LwRw, PrevRw, PlRw, StdRw>(t, &o, sc.read_pct()),
             };
@@ -563,6 +588,11 @@ fn main() {
                 print!(" {text:>46}");
             }
             println!();
+            for (role, v) in ROLES.iter().zip(&rates) {
+                for (k, x) in v.iter().enumerate() {
+                    csv.push_str(&format!("{},{t},{role},{},{x:.1}\n", sc.name(), k + 1));
+                }
+            }
             rows.push((t, r));
         }
         println!(
@@ -587,5 +617,27 @@ fn main() {
             }
             println!();
         }
+    }
+    if let Some(dir) = &o.out {
+        let meta = format!(
+            "{{\"program\": \"app_counters\", \"settings\": {{\"interleave\": true, \"trials\": {}, \
+             \"duration_ms\": {}, \"work\": {}}}, \"roles\": {{\"default\": \"lwlock::Mutex / \
+             lwlock::RwLock\", \"previous\": \"lwlock::HandoffMutex / lwlock::TaskFairRwLock\", \
+             \"parking-lot\": \"parking_lot 0.12\", \"std\": \"std::sync\"}}}}\n",
+            o.trials,
+            o.duration.as_millis(),
+            o.work
+        );
+        for (name, text) in [("results.csv", &csv), ("meta.json", &meta)] {
+            let path = dir.join(name);
+            if let Err(e) = std::fs::write(&path, text) {
+                eprintln!("app_counters: cannot write {}: {e}", path.display());
+                std::process::exit(1);
+            }
+        }
+        println!(
+            "\nwrote {} and meta.json",
+            dir.join("results.csv").display()
+        );
     }
 }
