@@ -23,6 +23,14 @@ step "unit, integration and doc tests (debug)"
 cargo test --workspace --all-targets
 cargo test --workspace --doc
 
+step "the application benchmark's per-trial file feeds the paired-ratio script (a format check, not a speed)"
+appc=$(mktemp -d)
+cargo run -q -p bench --example app_counters -- --threads 2 --trials 3 --duration 20ms \
+  --scenarios mutex --out "$appc" >/dev/null
+bench/scripts/paired-ratios.py "$appc" --over parking-lot | tee "$appc/ratios.md"
+grep -q '^| mutex | – | 2 | default | ' "$appc/ratios.md"
+rm -rf "$appc"
+
 step "API docs without warnings; lwlock with every feature (serde, arc_lock, owning_ref, lock_api_05)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
 RUSTDOCFLAGS="-D warnings" cargo doc -p lwlock --no-deps --all-features
