@@ -87,9 +87,14 @@ macro_rules! sim_int {
             /// `WRITE_ONCE(lock->locked, ...)`). Charged as a plain store (an RMW when SeqCst):
             /// it may retire into the store buffer, and a later load of this atomic by the same
             /// thread cannot be forwarded from it (it waits for the drain). Panics when the bits
-            /// no longer hold `from` at the write: the field has another writer.
+            /// no longer hold `from` at the write (the field has another writer), and on an
+            /// Acquire or AcqRel ordering, as a store does.
             #[inline]
             pub fn store_field(&self, mask: $int, from: $int, to: $int, order: Ordering) {
+                assert!(
+                    !matches!(order, Ordering::Acquire | Ordering::AcqRel),
+                    "there is no such store ordering: {order:?}"
+                );
                 let (m, f, t) = (mask as u64, from as u64, to as u64);
                 if order == Ordering::SeqCst {
                     charge(self, Access::Rmw);
@@ -100,8 +105,7 @@ macro_rules! sim_int {
                 }
                 // Written now: a hit, no store buffer, or outside a simulation (where other
                 // real threads may write the word: a CAS loop, uncharged).
-                let set = if order == Ordering::Relaxed { order } else { Ordering::Release };
-                let _ = self.inner.fetch_update(set, Ordering::Relaxed, |old| {
+                let _ = self.inner.fetch_update(order, Ordering::Relaxed, |old| {
                     assert!(
                         old & mask == from,
                         "a sub-word store found its bits at {:#x}, not {from:#x} (mask {mask:#x}): \

@@ -1706,7 +1706,7 @@ impl Machine {
     /// The youngest buffered store of the running task to `addr` of `width` bytes (store-to-load
     /// forwarding), charging a load hit. When that store is a sub-word store, the load cannot be
     /// forwarded from it (x86 forwards a load only from a store that covers it: Intel's
-    /// optimization manual, "store forwarding"): the task waits for its buffer to drain and
+    /// optimization manual, "store forwarding"): the task waits until that store is visible and
     /// this returns `None`, so the load reads memory at its next sync point.
     fn forward(&mut self, addr: usize, width: u8) -> Option<u64> {
         let id = self.current;
@@ -1716,7 +1716,12 @@ impl Machine {
             .rev()
             .find(|e| e.addr == addr && e.width == width)?;
         if e.mask != FULL {
-            self.serialize_own();
+            // Wait for that store (and, in program order, every older one) to be visible.
+            if e.drain > self.tasks[id].clock {
+                let a = self.agent();
+                self.counters[a].busy_ps += e.drain - self.tasks[id].clock;
+                self.tasks[id].clock = e.drain;
+            }
             return None;
         }
         let v = e.value;

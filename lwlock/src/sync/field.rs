@@ -10,15 +10,23 @@ use super::{AtomicU64, Ordering};
 
 /// Replaces the bits `mask` of `word`, which hold `from` (the caller's protocol guarantees that
 /// nobody else writes them meanwhile), by `to`'s; the other bits are kept, whatever other threads
-/// do to them. Here one `fetch_add` of `to - from`: with the field at `from` the add neither
-/// borrows from nor carries out of it. `from` and `to` must lie within `mask`.
+/// do to them. Here one RMW: a `fetch_and` when the change only clears bits, a `fetch_or` when it
+/// only sets bits (so that a broken precondition cannot reach the neighbouring bits, as the
+/// ported byte store cannot), else a `fetch_add` of `to - from` (with the field at `from` the add
+/// neither borrows from nor carries out of it). `from` and `to` must lie within `mask`.
 #[inline]
 pub fn store_field(word: &AtomicU64, mask: u64, from: u64, to: u64, order: Ordering) {
     debug_assert!(
         from & !mask == 0 && to & !mask == 0,
         "field values outside the mask"
     );
-    let was = word.fetch_add(to.wrapping_sub(from), order);
+    let was = if to & !from == 0 {
+        word.fetch_and(!(from & !to), order)
+    } else if from & !to == 0 {
+        word.fetch_or(to & !from, order)
+    } else {
+        word.fetch_add(to.wrapping_sub(from), order)
+    };
     debug_assert_eq!(
         was & mask,
         from,
