@@ -159,29 +159,50 @@ fn wait_until_queued(proc: u32) {
         .iter()
         .any(|s| s.proc == proc && s.event.is_waiting())
     {
-        // A sleep, not a yield: a `SCHED_IDLE` waiter pinned to this CPU runs only when it idles.
+        // A sleep, not a yield: the waiter is pinned to this CPU.
         std::thread::sleep(Duration::from_micros(100));
     }
 }
 
-/// On Linux: pins the calling thread to CPU `cpu` and, if `idle`, gives it the `SCHED_IDLE`
-/// policy (it then runs on that CPU only when no ordinary thread is runnable there, and its
-/// wakeup never preempts one). Best effort: a refusal leaves the thread as it was.
-fn pin(cpu: usize, idle: bool) {
+/// On Linux: pins the calling thread to CPU `cpu`. Best effort: a refusal leaves the thread as
+/// it was.
+fn pin(cpu: usize) {
     #[cfg(target_os = "linux")]
-    // SAFETY: plain syscalls on the calling thread (pid 0) with a zeroed, then filled, CPU set and
-    // a parameter struct on the stack; failures are ignored (best effort).
+    // SAFETY: a plain syscall on the calling thread (pid 0) with a zeroed, then filled, CPU set
+    // on the stack; a failure is ignored (best effort).
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu, &mut set);
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-        if idle {
-            let param = libc::sched_param { sched_priority: 0 };
-            libc::sched_setscheduler(0, libc::SCHED_IDLE, &param);
-        }
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = (cpu, idle);
+    let _ = cpu;
+}
+
+/// The calling thread's kernel thread id (0 where there is none).
+fn thread_id() -> i32 {
+    #[cfg(target_os = "linux")]
+    // SAFETY: `gettid` takes no arguments and touches no memory of ours.
+    let tid = unsafe { libc::syscall(libc::SYS_gettid) } as i32;
+    #[cfg(not(target_os = "linux"))]
+    let tid = 0;
+    tid
+}
+
+/// On Linux: gives thread `tid` the `SCHED_IDLE` policy (it then runs on its CPU only when no
+/// ordinary thread is runnable there, and its wakeup never preempts one), or back the ordinary
+/// `SCHED_OTHER`. Best effort: a refusal leaves the thread as it was.
+fn set_idle(tid: i32, idle: bool) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: a plain syscall on a thread of this process with a parameter struct on the stack;
+    // a failure is ignored (best effort).
+    unsafe {
+        let param = libc::sched_param { sched_priority: 0 };
+        let policy = if idle { libc::SCHED_IDLE } else { libc::SCHED_OTHER };
+        libc::sched_setscheduler(tid, policy, &param);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (tid, idle);
 }
 
 /// The CPU the calling thread runs on (0 where unknown).
@@ -201,8 +222,11 @@ fn current_cpu() -> usize {
 /// woken) and that thread keeps it until the round ends, so no `try_lock` can succeed, whatever
 /// the scheduling. With a plain unlock the word would be free from the release until the woken
 /// thread runs; to keep that window open for the holder's own `try_lock` (a woken thread often
-/// preempts its waker), the waiter is pinned to the holder's CPU with the `SCHED_IDLE` policy
-/// where Linux allows it, so it cannot run before the holder blocks. Repeated for 50 rounds.
+/// preempts its waker), the waiter is pinned to the holder's CPU and, where Linux allows it, given
+/// the `SCHED_IDLE` policy from just before the unlock until the holder's `try_lock` has returned,
+/// so it cannot run before the holder's attempt. (Only for that window: a waiter idle from its
+/// start could be starved by any runnable thread on that CPU before it ever queued.) Repeated for
+/// 50 rounds.
 #[test]
 fn fair_mutex_hands_over_on_every_unlock() {
     let _dog = common::Watchdog::new("fair_mutex handoff", Duration::from_secs(120));
@@ -212,7 +236,7 @@ fn fair_mutex_hands_over_on_every_unlock() {
         let m = m.clone();
         std::thread::spawn(move || {
             let cpu = current_cpu();
-            pin(cpu, false);
+            pin(cpu);
             fair_rounds(&m, cpu)
         })
     };
@@ -231,9 +255,9 @@ fn fair_rounds(m: &Arc<FairMutex<Vec<u32>>>, cpu: usize) {
         let waiter = {
             let m = m.clone();
             std::thread::spawn(move || {
-                pin(cpu, true);
+                pin(cpu);
                 tx_proc
-                    .send(lwlock::Proc::current().number())
+                    .send((lwlock::Proc::current().number(), thread_id()))
                     .expect("send the record number");
                 let mut g = m.lock(); // queues behind `held`
                 g.push(round);
@@ -242,7 +266,8 @@ fn fair_rounds(m: &Arc<FairMutex<Vec<u32>>>, cpu: usize) {
                 drop(g);
             })
         };
-        wait_until_queued(rx_proc.recv().expect("the waiter's record number"));
+        let (proc, tid) = rx_proc.recv().expect("the waiter's record number");
+        wait_until_queued(proc);
         let (spinning, stop) = (
             Arc::new(AtomicBool::new(false)),
             Arc::new(AtomicBool::new(false)),
@@ -264,8 +289,10 @@ fn fair_rounds(m: &Arc<FairMutex<Vec<u32>>>, cpu: usize) {
         while !spinning.load(Ordering::Acquire) {
             std::thread::yield_now();
         }
+        set_idle(tid, true);
         drop(held); // a fair unlock: hands the mutex to the queued thread
         let mine = m.try_lock().is_some();
+        set_idle(tid, false);
         rx_got.recv().expect("the waiter got the mutex");
         stop.store(true, Ordering::Release);
         let barged = spinner.join().expect("the spinner");
