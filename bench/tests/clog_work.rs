@@ -49,9 +49,14 @@ fn clog_with_work_passes_its_checks_with_every_lock() {
     assert_eq!(r.len(), 4 * 2, "one row per lock and thread count: {r:?}");
     for row in &r {
         assert_eq!(row["workload"], "clog");
+    }
+    // Every lock committed in some row (a loaded machine may not run a point's fresh threads
+    // inside one 40 ms window, so not every row is asked to).
+    for lock in ["classic", "atomic", "flex-leader", "clog-group"] {
         assert!(
-            row["ops"].parse::<u64>().unwrap() > 0,
-            "no commits: {row:?}"
+            r.iter()
+                .any(|row| row["lock"] == lock && row["ops"].parse::<u64>().unwrap() > 0),
+            "no commits with {lock}: {r:?}"
         );
     }
     let _ = std::fs::remove_dir_all(&d);

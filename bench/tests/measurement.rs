@@ -165,7 +165,11 @@ fn cpu_busy_and_cpu_seconds_per_transaction_are_reported() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let rows = rows(&out);
     assert_eq!(rows.len(), 2);
-    for r in &rows {
+    // A loaded machine may not run a trial's fresh thread inside its 50 ms window: the CPU
+    // columns are checked on the trials that ran transactions, and at least one must have.
+    let ran: Vec<_> = rows.iter().filter(|r| num(r, "txns") > 0.0).collect();
+    assert!(!ran.is_empty(), "no trial ran a transaction: {rows:?}");
+    for r in ran {
         let (busy, per, cores) = (
             num(r, "cpu_busy_pct"),
             num(r, "cpu_s_per_txn"),
@@ -179,6 +183,6 @@ fn cpu_busy_and_cpu_seconds_per_transaction_are_reported() {
         assert!((0.0..=100.0).contains(&sys), "{r:?}");
     }
     let points = common::csv_rows(&out.join("points.csv"));
-    assert!(num(&points[0], "cpu_s_per_txn") > 0.0);
+    assert!(num(&points[0], "cpu_s_per_txn") > 0.0, "{points:?}");
     std::fs::remove_dir_all(&out).ok();
 }

@@ -238,16 +238,23 @@ fn classic_contended_first_use_registration_failure_leaves_the_lock_usable() {
     let lock = Arc::new(RawClassicLwLock::new());
     assert!(lock.acquire(lwlock::Mode::Exclusive));
     let l2 = lock.clone();
+    let unwound = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let u2 = unwound.clone();
     let t = std::thread::spawn(move || {
         lwlock::fault::fail_next_registration();
         let first = catch_unwind(AssertUnwindSafe(|| l2.acquire(lwlock::Mode::Shared)));
+        u2.store(true, std::sync::atomic::Ordering::Release);
         assert!(first.is_err(), "the injected registration fault unwinds");
         // The next attempt registers and waits normally.
         l2.acquire(lwlock::Mode::Shared);
         // SAFETY: held shared by this thread.
         unsafe { l2.release(lwlock::Mode::Shared) };
     });
-    std::thread::sleep(Duration::from_millis(50));
+    // Held until the contended attempt has unwound (a fixed sleep let a late thread find the
+    // lock free, acquire without registering, and fail the first assertion).
+    while !unwound.load(std::sync::atomic::Ordering::Acquire) && !t.is_finished() {
+        std::thread::sleep(Duration::from_millis(1));
+    }
     // SAFETY: held exclusively by this thread (before the fix this spun on a spinlock held by
     // the unwound thread forever).
     unsafe { lock.release(lwlock::Mode::Exclusive) };

@@ -198,7 +198,11 @@ fn set_idle(tid: i32, idle: bool) {
     // a failure is ignored (best effort).
     unsafe {
         let param = libc::sched_param { sched_priority: 0 };
-        let policy = if idle { libc::SCHED_IDLE } else { libc::SCHED_OTHER };
+        let policy = if idle {
+            libc::SCHED_IDLE
+        } else {
+            libc::SCHED_OTHER
+        };
         libc::sched_setscheduler(tid, policy, &param);
     }
     #[cfg(not(target_os = "linux"))]
