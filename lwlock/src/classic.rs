@@ -553,8 +553,22 @@ mod tests {
             let (l2, o) = (l.clone(), order.clone());
             handles.push(std::thread::spawn(move || {
                 l2.acquire(mode);
-                o.lock().unwrap().push(i);
-                std::thread::sleep(std::time::Duration::from_millis(30));
+                let got = {
+                    let mut v = o.lock().unwrap();
+                    v.push(i);
+                    v.len()
+                };
+                // The two readers woken together hold until both are in (at most 10 s: a
+                // release that woke one alone then shows in the order), so a woken reader the
+                // scheduler runs late still gets in before the lock passes on.
+                if got <= 2 {
+                    let start = std::time::Instant::now();
+                    while o.lock().unwrap().len() < 2
+                        && start.elapsed() < std::time::Duration::from_secs(10)
+                    {
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                }
                 // SAFETY: held in `mode`.
                 unsafe { l2.release(mode) };
             }));

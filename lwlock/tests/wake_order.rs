@@ -20,8 +20,15 @@ fn sleepers_on(t: Tranche) -> usize {
 }
 
 /// Queues one waiter per mode behind an exclusive holder, in order, releases, and returns the
-/// order (indices into `modes`) in which they got the lock.
-fn wake_order<L: RawLwLock + 'static>(tranche: &'static str, modes: &[Mode]) -> Vec<usize> {
+/// order (indices into `modes`) in which they got the lock. The first `run` waiters to get it
+/// (the ones the rule under test wakes together) hold it until all `run` have it (at most 10 s:
+/// a rule that woke fewer then shows in the order, late), so a woken thread that the scheduler
+/// runs late still gets in before the lock passes on; every later one releases at once.
+fn wake_order<L: RawLwLock + 'static>(
+    tranche: &'static str,
+    modes: &[Mode],
+    run: usize,
+) -> Vec<usize> {
     let _dog = common::Watchdog::new("wake_order", Duration::from_secs(60));
     let t = Tranche::register(tranche);
     let l = Arc::new(L::with_tranche(t));
@@ -32,8 +39,17 @@ fn wake_order<L: RawLwLock + 'static>(tranche: &'static str, modes: &[Mode]) -> 
         let (l2, o) = (l.clone(), order.clone());
         handles.push(std::thread::spawn(move || {
             l2.acquire(mode);
-            o.lock().unwrap().push(i);
-            std::thread::sleep(Duration::from_millis(40));
+            let got = {
+                let mut v = o.lock().unwrap();
+                v.push(i);
+                v.len()
+            };
+            if got <= run {
+                let start = Instant::now();
+                while o.lock().unwrap().len() < run && start.elapsed() < Duration::from_secs(10) {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
             // SAFETY: held in `mode`.
             unsafe { l2.release(mode) };
         }));
@@ -60,6 +76,7 @@ fn classic_wakes_shared_run_up_to_first_writer() {
     let order = wake_order::<RawClassicLwLock>(
         "WakeOrderClassic",
         &[Mode::Shared, Mode::Exclusive, Mode::Shared],
+        1,
     );
     assert_eq!(order, vec![0, 1, 2], "9.4: S alone, then X, then S");
 }
@@ -69,6 +86,7 @@ fn atomic_wakes_every_shared_waiter_past_writers() {
     let order = wake_order::<RawAtomicLwLock>(
         "WakeOrderAtomic",
         &[Mode::Shared, Mode::Exclusive, Mode::Shared],
+        2,
     );
     assert_eq!(order.last(), Some(&1), "9.5+: both S before X: {order:?}");
 }
@@ -76,8 +94,8 @@ fn atomic_wakes_every_shared_waiter_past_writers() {
 #[test]
 fn exclusive_waiter_first_is_woken_alone() {
     for order in [
-        wake_order::<RawAtomicLwLock>("WakeOrderXFirstA", &[Mode::Exclusive, Mode::Shared]),
-        wake_order::<RawClassicLwLock>("WakeOrderXFirstC", &[Mode::Exclusive, Mode::Shared]),
+        wake_order::<RawAtomicLwLock>("WakeOrderXFirstA", &[Mode::Exclusive, Mode::Shared], 1),
+        wake_order::<RawClassicLwLock>("WakeOrderXFirstC", &[Mode::Exclusive, Mode::Shared], 1),
     ] {
         assert_eq!(order, vec![0, 1]);
     }
