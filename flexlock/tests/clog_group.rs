@@ -30,10 +30,18 @@ fn same_page_groups_other_page_falls_back<L: RawLwLock + 'static>() {
     let (a, a_proc) = spawn(0, 1);
     wait_for("A to lead the list", || lock.group_head() == Some(a_proc));
     let (b, b_proc) = spawn(1, 2);
-    // B either sleeps on the lock (fallback, correct) or joins the list (wrong). parking_lot
-    // publishes no waits, so for it we just give B time.
-    wait_up_to(Duration::from_millis(300), || {
-        lock.group_head() == Some(b_proc) || waits_on_lwlock(b_proc)
+    // B either sleeps on the lock (fallback, correct) or joins the list (wrong). With the
+    // `stats` feature its fallback is counted before it blocks, so its decision is seen whatever
+    // the lock; without it, parking_lot publishes no waits, so for it we just give B time.
+    let cap = if lock.stats().is_some() {
+        Duration::from_secs(10)
+    } else {
+        Duration::from_millis(300)
+    };
+    wait_up_to(cap, || {
+        lock.group_head() == Some(b_proc)
+            || waits_on_lwlock(b_proc)
+            || lock.stats().is_some_and(|s| s.clog_fallbacks == 1)
     });
     let (c, c_proc) = spawn(2, 1);
     wait_for("C to join", || {
