@@ -106,13 +106,7 @@ macro_rules! sim_int {
                 // Written now: a hit, no store buffer, or outside a simulation (where other
                 // real threads may write the word: a CAS loop, uncharged).
                 let _ = self.inner.fetch_update(order, Ordering::Relaxed, |old| {
-                    assert!(
-                        old & mask == from,
-                        "a sub-word store found its bits at {:#x}, not {from:#x} (mask {mask:#x}): \
-                         the field has another writer",
-                        old & mask
-                    );
-                    Some((old & !mask) | (to & mask))
+                    Some(machine::merge_field(old as u64, m, f, t) as $int)
                 });
             }
             /// A sub-word exchange: the bits `mask` become `v`'s, the others are kept; returns
@@ -121,17 +115,12 @@ macro_rules! sim_int {
             #[inline]
             pub fn swap_field(&self, mask: $int, v: $int, order: Ordering) -> $int {
                 charge(self, Access::Rmw);
-                let fetch = match order {
-                    Ordering::AcqRel | Ordering::Acquire => Ordering::Acquire,
-                    Ordering::SeqCst => Ordering::SeqCst,
-                    _ => Ordering::Relaxed,
-                };
-                match self
-                    .inner
-                    .fetch_update(order, fetch, |old| Some((old & !mask) | (v & mask)))
-                {
-                    Ok(old) | Err(old) => old,
-                }
+                // The closure never refuses, so this is the one exchange's previous word.
+                let (Ok(old) | Err(old)) =
+                    self.inner.fetch_update(order, Ordering::Relaxed, |old| {
+                        Some((old & !mask) | (v & mask))
+                    });
+                old
             }
             /// An RMW (also when it fails).
             #[inline]

@@ -543,57 +543,45 @@ struct SbEntry {
 /// A full-width store's mask.
 const FULL: u64 = u64::MAX;
 
+/// The word `old` after a sub-word store of `value` into the bits `mask`, which must hold `from`
+/// (the protocol's precondition: a sub-word store replaces a field only its owner writes; a
+/// panic names another writer).
+pub(crate) fn merge_field(old: u64, mask: u64, from: u64, value: u64) -> u64 {
+    assert!(
+        old & mask == from,
+        "a sub-word store found its bits at {:#x}, not {from:#x} (mask {mask:#x}): the field \
+         has another writer",
+        old & mask
+    );
+    (old & !mask) | (value & mask)
+}
+
 /// Writes a store of `width` bytes at `addr` into memory: the whole atomic, or for a masked
-/// (sub-word) store only the masked bits, which must hold `from` (the protocol's precondition:
-/// a sub-word store replaces a field only its owner writes).
+/// (sub-word) store only the masked bits ([`merge_field`]).
 ///
 /// # Safety
 /// `addr` is a live simulated atomic of `width` bytes.
 unsafe fn write_store(addr: usize, width: u8, value: u64, mask: u64, from: u64) {
     use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed, Ordering::Release};
-    // Only one simulated task runs at a time, so the masked load-then-store below is atomic with
-    // respect to every other simulated access.
-    let merge = |old: u64| {
-        assert!(
-            old & mask == from,
-            "a sub-word store found its bits at {:#x}, not {from:#x} (mask {mask:#x}): the field \
-             has another writer",
-            old & mask
-        );
-        (old & !mask) | (value & mask)
-    };
-    // SAFETY: the caller's contract.
-    unsafe {
-        match width {
-            1 => {
-                let a = &*(addr as *const AtomicU8);
-                let v = if mask == FULL {
-                    value
-                } else {
-                    merge(u64::from(a.load(Relaxed)))
-                };
-                a.store(v as u8, Release)
-            }
-            4 => {
-                let a = &*(addr as *const AtomicU32);
-                let v = if mask == FULL {
-                    value
-                } else {
-                    merge(u64::from(a.load(Relaxed)))
-                };
-                a.store(v as u32, Release)
-            }
-            8 => {
-                let a = &*(addr as *const AtomicU64);
-                let v = if mask == FULL {
-                    value
-                } else {
-                    merge(a.load(Relaxed))
-                };
-                a.store(v, Release)
-            }
-            _ => {}
-        }
+    // Only one simulated task runs at a time, so a masked load-then-store is atomic with respect
+    // to every other simulated access.
+    macro_rules! put {
+        ($atomic:ty) => {{
+            // SAFETY: the caller's contract.
+            let a = unsafe { &*(addr as *const $atomic) };
+            let v = if mask == FULL {
+                value
+            } else {
+                merge_field(u64::from(a.load(Relaxed)), mask, from, value)
+            };
+            a.store(v as _, Release)
+        }};
+    }
+    match width {
+        1 => put!(AtomicU8),
+        4 => put!(AtomicU32),
+        8 => put!(AtomicU64),
+        _ => {}
     }
 }
 
