@@ -619,15 +619,22 @@ fn main() {
         }
     }
     if let Some(dir) = &o.out {
-        let meta = format!(
-            "{{\"program\": \"app_counters\", \"settings\": {{\"interleave\": true, \"trials\": {}, \
-             \"duration_ms\": {}, \"work\": {}}}, \"roles\": {{\"default\": \"lwlock::Mutex / \
-             lwlock::RwLock\", \"previous\": \"lwlock::HandoffMutex / lwlock::TaskFairRwLock\", \
-             \"parking-lot\": \"parking_lot 0.12\", \"std\": \"std::sync\"}}}}\n",
-            o.trials,
-            o.duration.as_millis(),
-            o.work
-        );
+        let meta = serde_json::json!({
+            "program": "app_counters",
+            "settings": {
+                "interleave": true,
+                "trials": o.trials,
+                "duration_ms": o.duration.as_millis() as u64,
+                "work": o.work,
+            },
+            "roles": {
+                "default": "lwlock::Mutex / lwlock::RwLock",
+                "previous": "lwlock::HandoffMutex / lwlock::TaskFairRwLock",
+                "parking-lot": "parking_lot 0.12",
+                "std": "std::sync",
+            },
+        });
+        let meta = format!("{meta:#}\n");
         for (name, text) in [("results.csv", &csv), ("meta.json", &meta)] {
             let path = dir.join(name);
             if let Err(e) = std::fs::write(&path, text) {

@@ -1,8 +1,8 @@
 //! The lock workload lwsim's sweeps (`examples/lwsim.rs`, `examples/lwsim_reader_bias.rs`) and
 //! the simulator's validation tests run on any [`RawLwLock`]: `threads` simulated threads loop
 //! acquire (shared with probability `shared_permille`/1000, else exclusive) → touch the protected
-//! line (read when shared, write when exclusive; unless `touch_data` is off) → `cs_ns` of work → release → `think_ns` of
-//! work, until their clock passes `duration_ns`. It mirrors no PostgreSQL function (a lock
+//! line (read when shared, write when exclusive; unless `touch_data` is off) → `cs_ns` of work →
+//! release → `think_ns` of work, until their clock passes `duration_ns`. It mirrors no PostgreSQL function (a lock
 //! microbenchmark). Only in `--cfg lwsim` builds: it drives the simulator (`run`, `watch`,
 //! `compute`).
 
