@@ -14,8 +14,9 @@
 //! * `rwlock-write`: an `RwLock<Vec<u64>>`, every operation a write;
 //! * `rwlock-50r`: the same lock, half the operations reads of one counter.
 //!
-//! Each scenario runs lwlock's defaults (`lwlock::Mutex`, `lwlock::RwLock`: the adaptive
-//! policy), the previous defaults (`lwlock::HandoffMutex`, `lwlock::TaskFairRwLock`),
+//! Each scenario runs lwlock's defaults (`lwlock::Mutex`, `lwlock::RwLock`: the empty-yield
+//! policy), the previous defaults (`lwlock::AdaptiveMutex`, `lwlock::AdaptiveRwLock`: the same
+//! spin without the empty-yield rule),
 //! parking_lot 0.12 and std, in one run;
 //! each trial runs every lock once, in an order rotated per trial. The table gives operations
 //! per second (median of the trials), each cell's ratio to parking_lot, the lowest and highest
@@ -159,8 +160,8 @@ mutex_counters!(
 );
 mutex_counters!(
     PrevMutex,
-    "lwlock::HandoffMutex",
-    lwlock::HandoffMutex<Vec<u64>>,
+    "lwlock::AdaptiveMutex",
+    lwlock::AdaptiveMutex<Vec<u64>>,
     |m| m.lock(),
     |c| {
         // SAFETY: as above.
@@ -196,8 +197,8 @@ rwlock_counters!(
 );
 rwlock_counters!(
     PrevRw,
-    "lwlock::TaskFairRwLock",
-    lwlock::TaskFairRwLock<Vec<u64>>,
+    "lwlock::AdaptiveRwLock",
+    lwlock::AdaptiveRwLock<Vec<u64>>,
     |l| l.read(),
     l.write(),
     |c| {
@@ -629,7 +630,7 @@ fn main() {
             },
             "roles": {
                 "default": "lwlock::Mutex / lwlock::RwLock",
-                "previous": "lwlock::HandoffMutex / lwlock::TaskFairRwLock",
+                "previous": "lwlock::AdaptiveMutex / lwlock::AdaptiveRwLock",
                 "parking-lot": "parking_lot 0.12",
                 "std": "std::sync",
             },

@@ -569,6 +569,14 @@ fn sweep_flex_last_releaser_adaptive() {
     assert!(cases > 0 && injected > 0);
 }
 
+/// The empty-yield variant (`RawEmptyYieldLwLock`: the adaptive policy whose spinner sleeps once
+/// a yield finds its CPU idle).
+#[test]
+fn sweep_flex_leader_empty_yield() {
+    let (cases, injected) = sweep::<Flex<false, lwlock::RawEmptyYieldLwLock, DEF>>();
+    assert!(cases > 0 && injected > 0);
+}
+
 #[test]
 fn sweep_clog_group() {
     let (cases, injected) = sweep::<Clog<DEF>>();

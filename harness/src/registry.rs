@@ -180,6 +180,11 @@ registry! {
         torture(v): <RawFamily<lwlock::RawAdaptiveLwLock> as LockFamily>::torture(v),
         torture_all: false, torture_desc: "RawAdaptiveLwLock, raw trait",
         "atomic-state LWLock, bounded adaptive spinning then the handoff bound";
+    AtomicEmptyYield => "atomic-empty-yield", family: [RawFamily<lwlock::RawEmptyYieldLwLock>],
+        project: true, applies: All,
+        torture(v): <RawFamily<lwlock::RawEmptyYieldLwLock> as LockFamily>::torture(v),
+        torture_all: false, torture_desc: "RawEmptyYieldLwLock, raw trait",
+        "atomic-adaptive whose spinner sleeps once a yield finds its CPU idle";
     RwLock => "rwlock", family: [], project: true, applies: Never,
         torture(v): v.drop_in(lwlock::RawRwLock::new_in), torture_all: true,
         torture_desc: "lwlock::RwLock<T> guards",

@@ -2,8 +2,9 @@
 //! `HashMap` behind a reader-writer lock as fast as they can, and one writer inserts a key every
 //! 5 ms, for 2 seconds. Run with each lock:
 //!
-//! * `lwlock::RwLock` (the default, the adaptive policy: a writer behind readers takes the
-//!   handoff as it queues, so new readers queue behind it, and spins for the readers to drain),
+//! * `lwlock::RwLock` (the default, the empty-yield policy: a writer behind readers takes the
+//!   handoff as it queues, so new readers queue behind it, and spins for the readers to drain;
+//!   `lwlock::AdaptiveRwLock` is the same without the empty-yield rule),
 //! * `lwlock::TaskFairRwLock` (task-fair: a queued writer blocks new readers at once),
 //! * `lwlock::HandoffRwLock` (readers barge until a writer has waited 250 µs),
 //! * `lwlock::BargingRwLock` (PostgreSQL's policy: readers barge past a queued writer),
@@ -222,7 +223,7 @@ fn parse_args() -> Cfg {
 type Entry = (&'static str, fn(Cfg) -> Outcome);
 
 const LOCKS: [Entry; 5] = [
-    ("lwlock::RwLock (adaptive)", |c| {
+    ("lwlock::RwLock (empty-yield)", |c| {
         run::<lwlock::RawRwLock>(c, lw_stats)
     }),
     ("lwlock::TaskFairRwLock", |c| {

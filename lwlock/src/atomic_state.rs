@@ -41,7 +41,7 @@ mod adaptive_spin;
 mod dropin;
 pub mod layout;
 
-pub use adaptive_spin::Adaptive;
+pub use adaptive_spin::{Adaptive, EmptyYield};
 
 use crate::elog::CritSection;
 use crate::proc::{lw_mode, lw_waiting, Proc};
@@ -77,6 +77,11 @@ pub trait Policy: Send + Sync + 'static {
     /// is clear wakes the next waiters anyway once the last throttling wake pass is this old:
     /// its woken thread is waiting for a core ([`Adaptive`]; `release_wake`).
     const WAKE_STALE_NANOS: u64 = 0;
+    /// Beyond PostgreSQL, for spinning policies: a spinner whose yield came back within this
+    /// many ns (an *empty* yield: nothing else was runnable on its CPU, so the holder runs
+    /// elsewhere) stops spinning, queues and sleeps ([`EmptyYield`]; `spin_acquire`). 0: off, the
+    /// spin runs its rounds.
+    const EMPTY_YIELD_NANOS: u64 = 0;
     /// The lock's name in tests, benches and plots.
     const NAME: &'static str;
     /// The type's name in `Debug` output.
@@ -134,6 +139,9 @@ pub type RawTaskFairLwLock = AtomicLwLock<TaskFair>;
 /// The atomic-state LWLock with bounded adaptive spinning before queueing and the [`Handoff`]
 /// bound ([`Adaptive`]; beyond PostgreSQL). 16 bytes.
 pub type RawAdaptiveLwLock = AtomicLwLock<Adaptive>;
+/// [`RawAdaptiveLwLock`] whose spinner stops at an empty yield and sleeps ([`EmptyYield`];
+/// beyond PostgreSQL). 16 bytes.
+pub type RawEmptyYieldLwLock = AtomicLwLock<EmptyYield>;
 
 /// What an attempt asks for: the two PostgreSQL modes, and the drop-in's two more.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -109,7 +109,7 @@ mod stats;
 mod wait_event;
 
 pub use atomic_state::layout;
-pub use atomic_state::{Adaptive, RawAdaptiveLwLock};
+pub use atomic_state::{Adaptive, EmptyYield, RawAdaptiveLwLock, RawEmptyYieldLwLock};
 pub use atomic_state::{
     AtomicLwLock, Barging, Handoff, Policy, RawAtomicLwLock, RawHandoffLwLock, RawTaskFairLwLock,
     TaskFair,
@@ -127,12 +127,12 @@ pub use lock_api_adapter::ParkingLotLwLock;
 pub use lock_api_adapter::{LockApiAdapter, Named};
 #[cfg(not(loom))]
 pub use mutex::{
-    const_mutex, BargingMutex, BargingMutexGuard, HandoffMutex, HandoffMutexGuard,
-    MappedBargingMutexGuard, MappedMutexGuard, Mutex, MutexGuard,
+    const_mutex, AdaptiveMutex, AdaptiveMutexGuard, BargingMutex, BargingMutexGuard, HandoffMutex,
+    HandoffMutexGuard, MappedBargingMutexGuard, MappedMutexGuard, Mutex, MutexGuard,
 };
 #[cfg(all(not(loom), feature = "arc_lock"))]
 pub use mutex::{ArcBargingMutexGuard, ArcMutexGuard};
-pub use mutex::{AtomicLwMutex, RawBargingMutex, RawHandoffMutex, RawMutex};
+pub use mutex::{AtomicLwMutex, RawAdaptiveMutex, RawBargingMutex, RawHandoffMutex, RawMutex};
 pub use once::{Once, OnceState};
 pub use proc::{sample_waits, Proc, Semaphore, WaitSample, INVALID_PROC};
 pub use raw::{AcquireOrWait, Mode, RawLwLock, RawLwLockVar, VarWait};

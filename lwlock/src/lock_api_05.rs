@@ -513,7 +513,7 @@ pub type ArcMutexGuard<T> = l5::ArcMutexGuard<RawMutex, T>;
 pub type BargingMutex<T> = l5::Mutex<RawBargingMutex, T>;
 
 /// [`crate::Condvar`] for [`Mutex`] over lock_api 0.5.
-pub type Condvar = l5::Condvar<RawCondvar<crate::Adaptive>>;
+pub type Condvar = l5::Condvar<RawCondvar<crate::EmptyYield>>;
 /// The result of a timed wait.
 pub use l5::WaitTimeoutResult;
 

@@ -6,8 +6,9 @@
 //! `LWLockAcquire(LW_EXCLUSIVE)`, `try_lock` is `LWLockConditionalAcquire(LW_EXCLUSIVE)`,
 //! `unlock` is `LWLockRelease`. It adds no state: the word, its bit layout, invariants and
 //! orderings are the atomic LWLock's (`atomic_state.rs`). [`RawMutex`] (under [`Mutex`]) has the
-//! drop-in `RwLock`'s policy ([`Adaptive`]: bounded spinning, barging, a 250 µs starvation
-//! bound), [`RawHandoffMutex`] (under [`HandoffMutex`]) the bound without the spinning
+//! drop-in `RwLock`'s policy ([`EmptyYield`]: bounded spinning that an idle CPU's yield ends,
+//! barging, a 250 µs starvation bound), [`RawAdaptiveMutex`] (under [`AdaptiveMutex`]) the same
+//! spin without the empty-yield rule ([`Adaptive`], the default before), [`RawHandoffMutex`] (under [`HandoffMutex`]) the bound without the spinning
 //! ([`Handoff`], the default before), [`RawBargingMutex`] (under [`BargingMutex`]) PostgreSQL's
 //! ([`Barging`]). An uncontended lock is one CAS on the
 //! word (free → `VAL_EXCLUSIVE`), an unlock one `fetch_sub` that wakes only when `HAS_WAITERS`
@@ -23,7 +24,7 @@
 
 #[cfg(not(loom))]
 use crate::Tranche;
-use crate::{Adaptive, AtomicLwLock, Barging, Handoff, Mode, Policy, RawLwLock};
+use crate::{Adaptive, AtomicLwLock, Barging, EmptyYield, Handoff, Mode, Policy, RawLwLock};
 
 /// A raw mutex: the atomic-state LWLock under policy `P`, used only exclusively. 16 bytes.
 ///
@@ -46,9 +47,12 @@ pub struct AtomicLwMutex<P: Policy> {
     lock: AtomicLwLock<P>,
 }
 
-/// The raw mutex under [`Mutex`]: the adaptive policy ([`Adaptive`]: a bounded spin before
-/// queueing, barging, a 250 µs starvation bound for a queued locker).
-pub type RawMutex = AtomicLwMutex<Adaptive>;
+/// The raw mutex under [`Mutex`]: the empty-yield policy ([`EmptyYield`]: a bounded spin before
+/// queueing that a yield finding the CPU idle ends, barging, a 250 µs starvation bound for a
+/// queued locker).
+pub type RawMutex = AtomicLwMutex<EmptyYield>;
+/// The raw mutex under [`AdaptiveMutex`]: the spin without the empty-yield rule ([`Adaptive`]).
+pub type RawAdaptiveMutex = AtomicLwMutex<Adaptive>;
 /// The raw mutex under [`HandoffMutex`]: bounded starvation without spinning ([`Handoff`]).
 pub type RawHandoffMutex = AtomicLwMutex<Handoff>;
 /// The raw mutex under [`BargingMutex`]: PostgreSQL's policy unchanged ([`Barging`]).
@@ -190,13 +194,15 @@ unsafe impl<P: Policy> lock_api::RawMutexTimed for AtomicLwMutex<P> {
 /// its `send_guard` feature is on) and `Sync` when `T: Sync`.
 ///
 /// **What a locker does when the mutex is held:** it spins a bounded while (3 rounds of 2, 4, 8
-/// PAUSEs, then up to 7 yields; only while nobody is queued and no handoff is pending), then
+/// PAUSEs, then up to 7 yields; only while nobody is queued and no handoff is pending; a yield
+/// that comes back within 2 µs, with nothing else to run on its CPU, ends the spin), then
 /// queues and sleeps. An unlock frees the mutex and wakes the first queued waiter, which
 /// competes with newcomers (barging) and queues again if it loses. **Starvation bound:** a waiter
 /// still queued 250 µs after it first queued sets the handoff bit (unless a waiter ahead of it
 /// owns it or is queued first): newcomers then queue behind it and the release wakes it. Cost on
 /// the word: one CAS to lock, one `fetch_sub` to unlock, plain loads while spinning. See
-/// [`AtomicLwMutex`] and the [`Adaptive`] policy; [`HandoffMutex`] is the bound without the spin,
+/// [`AtomicLwMutex`] and the [`EmptyYield`] policy; [`AdaptiveMutex`] is the spin without the
+/// empty-yield rule, [`HandoffMutex`] the bound without the spin,
 /// [`BargingMutex`] PostgreSQL's policy unchanged.
 #[cfg(not(loom))]
 pub type Mutex<T> = lock_api::Mutex<RawMutex, T>;
@@ -210,8 +216,16 @@ pub type MappedMutexGuard<'a, T> = lock_api::MappedMutexGuard<'a, RawMutex, T>;
 #[cfg(all(not(loom), feature = "arc_lock"))]
 pub type ArcMutexGuard<T> = lock_api::ArcMutexGuard<RawMutex, T>;
 
+/// [`Mutex`] without the empty-yield rule ([`RawAdaptiveMutex`]; `lwlock::Mutex` before it): the
+/// spin always runs its rounds. Same API as [`Mutex`].
+#[cfg(not(loom))]
+pub type AdaptiveMutex<T> = lock_api::Mutex<RawAdaptiveMutex, T>;
+/// The guard of [`AdaptiveMutex`].
+#[cfg(not(loom))]
+pub type AdaptiveMutexGuard<'a, T> = lock_api::MutexGuard<'a, RawAdaptiveMutex, T>;
+
 /// A mutex with the 250 µs bound and no spinning ([`RawHandoffMutex`]; `lwlock::Mutex` before
-/// the adaptive policy). Same API as [`Mutex`].
+/// the spinning policies). Same API as [`Mutex`].
 #[cfg(not(loom))]
 pub type HandoffMutex<T> = lock_api::Mutex<RawHandoffMutex, T>;
 /// The guard of [`HandoffMutex`].

@@ -1,6 +1,8 @@
 //! The drop-in `RwLock<T>`: `lock_api::RwLock` (the 0.4 line, which parking_lot 0.12 uses) over
-//! the atomic-state LWLock under the adaptive policy ([`RawAdaptiveLwLock`]); the same task-fair
-//! ([`TaskFairRwLock`], the default before), with a 250 µs writer bound and no spinning
+//! the atomic-state LWLock under the empty-yield policy ([`RawEmptyYieldLwLock`]: the adaptive
+//! spin, ended by a yield that finds the CPU idle); the same with the adaptive spin alone
+//! ([`AdaptiveRwLock`], the default before), task-fair ([`TaskFairRwLock`], the default before
+//! that), with a 250 µs writer bound and no spinning
 //! ([`HandoffRwLock`]), with PostgreSQL's barging policy ([`BargingRwLock`]) and over the classic
 //! LWLock.
 //!
@@ -18,19 +20,22 @@
 
 #![cfg(not(loom))]
 use crate::{
-    RawAdaptiveLwLock, RawAtomicLwLock, RawClassicLwLock, RawHandoffLwLock, RawTaskFairLwLock,
+    RawAdaptiveLwLock, RawAtomicLwLock, RawClassicLwLock, RawEmptyYieldLwLock, RawHandoffLwLock,
+    RawTaskFairLwLock,
 };
 
 /// The raw lock under [`RwLock`], under parking_lot's name: `lock_api::RwLock<RawRwLock, T>` is
 /// `RwLock<T>` (`lib.rs` checks it at compile time).
-pub type RawRwLock = RawAdaptiveLwLock;
-/// A reader-writer lock over the atomic-state LWLock (PostgreSQL 9.5+) under the adaptive policy
-/// ([`Adaptive`](crate::Adaptive)): parking_lot's recipe on the LWLock's word.
-/// `const`-constructible; 16 bytes of lock state.
+pub type RawRwLock = RawEmptyYieldLwLock;
+/// A reader-writer lock over the atomic-state LWLock (PostgreSQL 9.5+) under the empty-yield
+/// policy ([`EmptyYield`](crate::EmptyYield)): parking_lot's recipe on the LWLock's word, with a
+/// spin that stops when a yield finds its CPU idle. `const`-constructible; 16 bytes of lock
+/// state.
 ///
 /// **What a thread does when the lock is held.** A reader or a writer held off by a writer spins
 /// a bounded while (3 rounds of 2, 4, 8 PAUSEs, then up to 7 yields; only while nobody is queued
-/// and no handoff is pending), then queues and sleeps; a release wakes the head writer or the
+/// and no handoff is pending; a yield that comes back within 2 µs, with nothing else to run on
+/// its CPU, ends the spin), then queues and sleeps; a release wakes the head writer or the
 /// queued readers, which compete with newcomers (barging) and queue again if they lose. A writer
 /// held off by readers queues at once with the lock's handoff bit (new readers queue behind it,
 /// as behind parking_lot's writer bit) and spins for the readers inside to drain before it
@@ -69,8 +74,16 @@ pub const fn const_rwlock<T>(val: T) -> RwLock<T> {
     RwLock::const_new(RawRwLock::new(), val)
 }
 
+/// [`RwLock`] without the empty-yield rule ([`RawAdaptiveLwLock`]; `lwlock::RwLock` before it):
+/// the spin always runs its rounds. Same capabilities as [`RwLock`].
+pub type AdaptiveRwLock<T> = lock_api::RwLock<RawAdaptiveLwLock, T>;
+/// Shared guard of [`AdaptiveRwLock`].
+pub type AdaptiveRwLockReadGuard<'a, T> = lock_api::RwLockReadGuard<'a, RawAdaptiveLwLock, T>;
+/// Exclusive guard of [`AdaptiveRwLock`].
+pub type AdaptiveRwLockWriteGuard<'a, T> = lock_api::RwLockWriteGuard<'a, RawAdaptiveLwLock, T>;
+
 /// A task-fair reader-writer lock over the atomic-state LWLock ([`RawTaskFairLwLock`];
-/// `lwlock::RwLock` before the adaptive policy): readers share the lock and a newcomer takes a
+/// `lwlock::RwLock` before the spinning policies): readers share the lock and a newcomer takes a
 /// free or read-held lock without queueing, except that from the moment a writer queues, new
 /// readers and writers queue behind it (the writer sets the lock's handoff bit as it queues, and
 /// the release that frees the lock wakes it); writers queued behind that one take the bit in

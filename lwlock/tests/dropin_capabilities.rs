@@ -46,6 +46,11 @@ macro_rules! both {
                 let _dog = super::watchdog(concat!(stringify!($name), "::adaptive"));
                 super::$body::<lwlock::RawAdaptiveLwLock>();
             }
+            #[test]
+            fn empty_yield() {
+                let _dog = super::watchdog(concat!(stringify!($name), "::empty_yield"));
+                super::$body::<lwlock::RawEmptyYieldLwLock>();
+            }
         }
     };
 }
@@ -75,6 +80,11 @@ impl Raw for lwlock::RawTaskFairLwLock {
     }
 }
 impl Raw for lwlock::RawAdaptiveLwLock {
+    fn word(&self) -> u32 {
+        self.state()
+    }
+}
+impl Raw for lwlock::RawEmptyYieldLwLock {
     fn word(&self) -> u32 {
         self.state()
     }
@@ -543,6 +553,12 @@ fn stress64_taskfair() {
 fn stress64_adaptive() {
     let _dog = common::Watchdog::new("stress64_adaptive", Duration::from_secs(240));
     stress::<lwlock::RawAdaptiveLwLock>(STRESS_ITERS);
+}
+
+#[test]
+fn stress64_empty_yield() {
+    let _dog = common::Watchdog::new("stress64_empty_yield", Duration::from_secs(240));
+    stress::<lwlock::RawEmptyYieldLwLock>(STRESS_ITERS);
 }
 
 #[test]

@@ -62,3 +62,75 @@ fn lock_holder_preemption_emerges() {
         r.summary()
     );
 }
+
+/// One waiter against a holder that keeps the lock `hold_ns` (virtual), on `cores` cores with
+/// `threads` threads (one holder, then waiters that arrive 1 µs into its hold and each take the
+/// lock once): the run's `sched_yield` calls and futex sleeps.
+fn waiter_yields_and_sleeps<L: RawLwLock + Default + Send + Sync + 'static>(
+    cores: usize,
+    threads: usize,
+    hold_ns: u64,
+) -> (u64, u64) {
+    let r = lwsim::run(SimConfig::new(broadwell(), cores), move || {
+        let lock = Arc::new(L::default());
+        let held = Arc::new(lwlock::sync::AtomicBool::new(false));
+        let holder = {
+            let (lock, held) = (lock.clone(), held.clone());
+            lwlock::sync::thread::spawn(move || {
+                lock.acquire(Mode::Exclusive);
+                held.store(true, lwlock::sync::Ordering::Release);
+                lwsim::compute(hold_ns);
+                // SAFETY: acquired above by this thread.
+                unsafe { lock.release(Mode::Exclusive) };
+            })
+        };
+        let waiters: Vec<_> = (1..threads)
+            .map(|_| {
+                let (lock, held) = (lock.clone(), held.clone());
+                lwlock::sync::thread::spawn(move || {
+                    while !held.load(lwlock::sync::Ordering::Acquire) {
+                        lwsim::compute(100);
+                    }
+                    lwsim::compute(1_000);
+                    lock.acquire(Mode::Exclusive);
+                    // SAFETY: acquired above by this thread.
+                    unsafe { lock.release(Mode::Exclusive) };
+                })
+            })
+            .collect();
+        holder.join().unwrap();
+        for w in waiters {
+            w.join().unwrap();
+        }
+    });
+    let t = r.total();
+    (t.yields, t.futex_sleeps + t.sleeps)
+}
+
+/// The empty-yield rule (`lwlock::EmptyYield`) fires when the yield finds the CPU idle: one
+/// waiter on its own core behind a 200 µs hold yields once and then sleeps, where the adaptive
+/// policy yields its seven rounds first (both then sleep the same number of times: the hold
+/// outlasts the spin). On one core with the holder preempted it fires too, and rightly: CFS's
+/// `sched_yield` does not switch to a task whose vruntime is more than the wakeup granularity
+/// ahead (a holder that has just used its slice), so the yield comes back at once and more
+/// yields would not run the holder either; the sleep does.
+#[test]
+fn empty_yield_rule_fires_when_the_yield_runs_nothing() {
+    use lwlock::{RawAdaptiveLwLock, RawEmptyYieldLwLock};
+    let hold = 200_000;
+    let (y_adaptive, s_adaptive) = waiter_yields_and_sleeps::<RawAdaptiveLwLock>(2, 2, hold);
+    let (y_empty, s_empty) = waiter_yields_and_sleeps::<RawEmptyYieldLwLock>(2, 2, hold);
+    assert_eq!(y_adaptive, 7, "adaptive, own core: seven yields");
+    assert_eq!(y_empty, 1, "empty-yield, own core: one yield");
+    assert!(s_adaptive > 0, "the waiter sleeps behind a 200 us hold");
+    assert_eq!(s_empty, s_adaptive, "the same sleeps after the spin");
+    // One core, a 30 ms hold (longer than a slice): the waiter runs only once the holder is
+    // preempted, and its yield does not switch back to it.
+    let (y_adaptive, _) = waiter_yields_and_sleeps::<RawAdaptiveLwLock>(1, 2, 30_000_000);
+    let (y_empty, _) = waiter_yields_and_sleeps::<RawEmptyYieldLwLock>(1, 2, 30_000_000);
+    assert_eq!(
+        (y_adaptive, y_empty),
+        (7, 1),
+        "one core: seven yields against one"
+    );
+}

@@ -7,8 +7,8 @@
 use lwlock::reference::QSpinLock;
 use lwlock::sync::{thread, AtomicU32, AtomicU64, Ordering};
 use lwlock::{
-    AcquireOrWait, Mode, RawAtomicLwLock, RawClassicLwLock, RawLwLock, RawLwLockVar, Tranche,
-    VarWait,
+    AcquireOrWait, Mode, RawAtomicLwLock, RawClassicLwLock, RawEmptyYieldLwLock, RawLwLock,
+    RawLwLockVar, Tranche, VarWait,
 };
 use models::Model;
 use std::sync::Arc;
@@ -299,4 +299,18 @@ shuttle_model! {
     /// The kernel's queued spinlock (`lwlock::reference::QSpinLock`), 5 threads × 10 mixed ops:
     /// exclusion, no lost update, no lost hand-off through the pending bit and the MCS queue.
     qspinlock_mixed, threads: 5, || workload::<QSpinLock>(5, 10)
+}
+
+/// The empty-yield policy (the drop-in types' default) with every yield reported empty: shuttle
+/// has no time, so whether a yield was empty is the model's choice (`set_model_empty_yield`),
+/// and every spinner that fails its three PAUSE rounds takes the rule's exit at its first yield
+/// (queue and sleep). The rest is the adaptive policy's spin, which the drop-in models run.
+fn empty_yield_workload(threads: u64, ops: u64) {
+    lwlock::sync::set_model_empty_yield(Some(true));
+    workload::<RawEmptyYieldLwLock>(threads, ops);
+}
+
+shuttle_model! {
+    /// Empty-yield policy, every yield empty, 6 threads × 20 mixed ops: the exit keeps exclusion, no lost update or wakeup.
+    empty_yield_mixed, threads: 6, || empty_yield_workload(6, 20)
 }
