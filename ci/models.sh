@@ -10,6 +10,8 @@
 #                          flexlock variant clog_ignore_key (it touches only the CLOG key check,
 #                          which none of the models the other mutants of this build re-run uses)
 #   target/loom-mutant-done  --cfg loom, flex_done_before_apply (affects every group pass)
+#   target/shuttle-mutants --cfg shuttle, mutants selectable at run time: the ones only a shuttle
+#                          model reaches (shuttle_locks.rs's mutant_* tests)
 #   target/loom-mutant-recheck  --cfg loom, flex_no_recheck (affects every last-releaser
 #                          submitter, so it cannot share the runtime build: the last-releaser
 #                          fault model there must run on the correct protocol)
@@ -151,6 +153,11 @@ for s in "${steps[@]}"; do
         flags='--cfg loom --cfg lwlock_mutant="flex_no_recheck"'
         step "mutants: build (flex_no_recheck)" cargo_models target/loom-mutant-recheck "$flags" --test loom_flexlock --no-run
         step "mutants: caught (flex_no_recheck)" cargo_models target/loom-mutant-recheck "$flags" --test loom_flexlock -- mutant_
+        # The runtime mutants only shuttle reaches (the empty-yield exit: loom cannot interleave
+        # the 14 scheduling points of the PAUSE rounds before it): one shuttle build with them.
+        flags='--cfg shuttle --cfg lwlock_mutant="runtime"'
+        step "mutants: build (shuttle, runtime-selected)" cargo_models target/shuttle-mutants "$flags" --test shuttle_locks --no-run
+        step "mutants: caught (shuttle, runtime-selected)" cargo_models target/shuttle-mutants "$flags" --test shuttle_locks -- mutant_
         ;;
     *)
         echo "unknown step: $s (expected loom, shuttle or mutants)" >&2

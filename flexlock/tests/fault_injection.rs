@@ -556,7 +556,8 @@ fn sweep_flex_leader_taskfair() {
     assert!(cases > 0 && injected > 0);
 }
 
-/// The drop-in types' policy (`RawAdaptiveLwLock`: spinning, no wake throttle, the bound).
+/// The drop-in types' policy before the empty-yield rule (`RawAdaptiveLwLock`: spinning, the
+/// bounded wake throttle, the bound).
 #[test]
 fn sweep_flex_leader_adaptive() {
     let (cases, injected) = sweep::<Flex<false, lwlock::RawAdaptiveLwLock, DEF>>();

@@ -188,7 +188,7 @@ registry! {
     RwLock => "rwlock", family: [], project: true, applies: Never,
         torture(v): v.drop_in(lwlock::RawRwLock::new_in), torture_all: true,
         torture_desc: "lwlock::RwLock<T> guards",
-        "the drop-in lwlock::RwLock (the adaptive policy), through its lock_api guards";
+        "the drop-in lwlock::RwLock (the empty-yield policy), through its lock_api guards";
     BargingRwLock => "barging-rwlock", family: [], project: true, applies: Never,
         torture(v): v.drop_in(RawAtomicLwLock::new_in), torture_all: true,
         torture_desc: "lwlock::BargingRwLock<T> guards",

@@ -1,5 +1,5 @@
 //! Uncontended shared and exclusive acquire+release for every lock of the trait, the drop-in
-//! guards (`lwlock::RwLock`, the adaptive policy; `lwlock::BargingRwLock`, PostgreSQL's), with
+//! guards (`lwlock::RwLock`, the empty-yield policy; `lwlock::BargingRwLock`, PostgreSQL's), with
 //! parking_lot's and std's `RwLock` as baselines, and `lwlock::Mutex` beside `parking_lot::Mutex`.
 //!
 //! `cargo bench -p lwlock --bench uncontended` (a 2 s window per function; the command line's

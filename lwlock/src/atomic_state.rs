@@ -24,7 +24,7 @@
 //!   is exclusive, only it; otherwise every shared waiter on the whole list, exclusive ones staying.
 //! * **RELEASE_OK.** After waking a shared/exclusive waiter, further wakeups are inhibited until
 //!   one woken thread runs and re-enables them: the thundering herd is one generation. (Beyond
-//!   PostgreSQL: under [`Adaptive`] for about 50 µs at most, `Policy::WAKE_STALE_NANOS`.)
+//!   PostgreSQL: under [`Adaptive`] and [`EmptyYield`] for about 50 µs at most, `Policy::WAKE_STALE_NANOS`.)
 //!
 //! # State
 //! The lock word's bits, the table of its states, the invariants and the memory orderings are
@@ -284,8 +284,9 @@ impl<P: Policy> AtomicLwLock<P> {
     }
 
     /// `LWLockAttemptLock`: one CAS loop. The CAS is done even when the lock is busy (storing the
-    /// unchanged value), as PostgreSQL does, except under the spinning policy ([`Adaptive`]:
-    /// no load before a newcomer's exclusive CAS, no CAS when busy; see `attempt_from`).
+    /// unchanged value), as PostgreSQL does, except under the spinning policies ([`Adaptive`],
+    /// [`EmptyYield`]: no load before a newcomer's exclusive CAS, no CAS when busy; see
+    /// `attempt_from`).
     #[inline(always)]
     fn attempt_lock(&self, mode: Mode) -> Attempt {
         // The spinning policy (the drop-in types') guesses that an exclusive newcomer finds the
@@ -600,7 +601,7 @@ impl<P: Policy> AtomicLwLock<P> {
     /// under PostgreSQL's own operations) it is `LWLockRelease`'s test: wake only when the lock
     /// became free, someone waits and wakeups are not inhibited.
     ///
-    /// Beyond PostgreSQL (policies with `WAKE_STALE_NANOS`, [`Adaptive`]): when wakeups are
+    /// Beyond PostgreSQL (policies with `WAKE_STALE_NANOS`, [`Adaptive`], [`EmptyYield`]): when wakeups are
     /// inhibited but the throttling pass is older than the bound, its woken thread has not run
     /// yet: it waits for a core (an oversubscribed machine). The release then runs a wake pass
     /// all the same. Without this the cores idle with the lock free while everyone else sleeps

@@ -24,7 +24,8 @@
 //! # Switching from parking_lot
 //! `use lwlock::{RwLock, Mutex, Condvar, ReentrantMutex, ...}` in place of `parking_lot::...`:
 //! the types are `lock_api` 0.4 types (parking_lot 0.12's line) with the same methods; with
-//! feature `lock_api_05` the module `lwlock::lock_api_05` has the same types over
+//! feature `lock_api_05` the module `lwlock::lock_api_05` has the same types (all but the
+//! `Handoff*` variants) over
 //! lock_api 0.5 (parking_lot 0.13's line). Guards of every lock are `Send` (an LWLock hold is a
 //! count in the lock word, not tied to a thread; parking_lot's need its `send_guard` feature),
 //! except `ReentrantMutex`'s. Each lock page states its fairness policy. Every name parking_lot

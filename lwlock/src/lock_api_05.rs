@@ -471,7 +471,7 @@ where
 
 use crate::{RawBargingMutex, RawMutex, RawRwLock, RawThreadId};
 
-/// [`crate::RwLock`] over lock_api 0.5 (the adaptive policy, like the 0.4 one).
+/// [`crate::RwLock`] over lock_api 0.5 (the empty-yield policy, like the 0.4 one).
 pub type RwLock<T> = l5::RwLock<RawRwLock, T>;
 /// Shared guard of [`RwLock`].
 pub type RwLockReadGuard<'a, T> = l5::RwLockReadGuard<'a, RawRwLock, T>;
@@ -495,6 +495,8 @@ pub type ArcRwLockUpgradableReadGuard<T> = l5::ArcRwLockUpgradableReadGuard<RawR
 
 /// [`crate::TaskFairRwLock`] over lock_api 0.5.
 pub type TaskFairRwLock<T> = l5::RwLock<crate::RawTaskFairLwLock, T>;
+/// [`crate::AdaptiveRwLock`] over lock_api 0.5.
+pub type AdaptiveRwLock<T> = l5::RwLock<crate::RawAdaptiveLwLock, T>;
 /// [`crate::BargingRwLock`] over lock_api 0.5 (PostgreSQL's policy).
 pub type BargingRwLock<T> = l5::RwLock<crate::RawAtomicLwLock, T>;
 /// [`crate::ClassicRwLock`] over lock_api 0.5.
@@ -511,6 +513,8 @@ pub type MappedMutexGuard<'a, T> = l5::MappedMutexGuard<'a, RawMutex, T>;
 pub type ArcMutexGuard<T> = l5::ArcMutexGuard<RawMutex, T>;
 /// [`crate::BargingMutex`] over lock_api 0.5.
 pub type BargingMutex<T> = l5::Mutex<RawBargingMutex, T>;
+/// [`crate::AdaptiveMutex`] over lock_api 0.5.
+pub type AdaptiveMutex<T> = l5::Mutex<crate::RawAdaptiveMutex, T>;
 
 /// [`crate::Condvar`] for [`Mutex`] over lock_api 0.5.
 pub type Condvar = l5::Condvar<RawCondvar<crate::EmptyYield>>;

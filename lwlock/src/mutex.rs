@@ -8,12 +8,13 @@
 //! orderings are the atomic LWLock's (`atomic_state.rs`). [`RawMutex`] (under [`Mutex`]) has the
 //! drop-in `RwLock`'s policy ([`EmptyYield`]: bounded spinning that an idle CPU's yield ends,
 //! barging, a 250 µs starvation bound), [`RawAdaptiveMutex`] (under [`AdaptiveMutex`]) the same
-//! spin without the empty-yield rule ([`Adaptive`], the default before), [`RawHandoffMutex`] (under [`HandoffMutex`]) the bound without the spinning
-//! ([`Handoff`], the default before), [`RawBargingMutex`] (under [`BargingMutex`]) PostgreSQL's
-//! ([`Barging`]). An uncontended lock is one CAS on the
-//! word (free → `VAL_EXCLUSIVE`), an unlock one `fetch_sub` that wakes only when `HAS_WAITERS`
-//! and `RELEASE_OK` are set and the lock became free (under [`Adaptive`] also with `RELEASE_OK`
-//! clear, once the wake pass that cleared it is about 50 µs old).
+//! spin without the empty-yield rule ([`Adaptive`], the default before), [`RawHandoffMutex`]
+//! (under [`HandoffMutex`]) the bound without the spinning ([`Handoff`], the default before
+//! that), [`RawBargingMutex`] (under [`BargingMutex`]) PostgreSQL's ([`Barging`]). An
+//! uncontended lock is one CAS on the word (free → `VAL_EXCLUSIVE`), an unlock one `fetch_sub`
+//! that wakes only when `HAS_WAITERS` and `RELEASE_OK` are set and the lock became free (under
+//! the spinning policies, [`Adaptive`] and [`EmptyYield`], also with `RELEASE_OK` clear, once
+//! the wake pass that cleared it is about 50 µs old).
 //!
 //! ```
 //! use lwlock::Mutex;

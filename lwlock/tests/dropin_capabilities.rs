@@ -22,7 +22,7 @@ fn watchdog(name: &'static str) -> common::Watchdog {
     common::Watchdog::new(name, Duration::from_secs(60))
 }
 
-/// Every atomic flavour runs each functional test (the adaptive one is the default's).
+/// Every atomic flavour runs each functional test (the empty-yield one is the default's).
 macro_rules! both {
     ($name:ident, $body:ident) => {
         mod $name {

@@ -13,10 +13,12 @@
 //!   (The rule bounds a late writer's wait; loom checks only this order and that nobody is
 //!   stranded, not the bound itself, and not a woken late writer re-queueing at the front.)
 //!
-//!
 //! The empty-yield variant (`EmptyYield`) is modelled with shuttle (`shuttle_locks.rs`,
 //! `empty_yield_mixed`): its exit comes after three PAUSE rounds (14 scheduling points), which
-//! loom cannot interleave with a holder within any useful bound.
+//! loom cannot interleave with a holder within any useful bound. Its exit is the same transition
+//! as the spin's round limit (return "not acquired", then queue), which the models here reach
+//! with limits 0 and 2.
+//!
 //! Limits. loom has no time: a timed sleep is a yield and then "the bound passed" (unless the
 //! semaphore was posted meanwhile), so the bound fires at a waiter's first sleep, and every
 //! interleaving of that moment with a waker's pass is explored; how long the bound is is not

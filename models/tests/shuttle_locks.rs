@@ -308,9 +308,28 @@ shuttle_model! {
 fn empty_yield_workload(threads: u64, ops: u64) {
     lwlock::sync::set_model_empty_yield(Some(true));
     workload::<RawEmptyYieldLwLock>(threads, ops);
+    lwlock::sync::set_model_empty_yield(None);
 }
 
 shuttle_model! {
     /// Empty-yield policy, every yield empty, 6 threads × 20 mixed ops: the exit keeps exclusion, no lost update or wakeup.
     empty_yield_mixed, threads: 6, || empty_yield_workload(6, 20)
+}
+
+#[cfg(lwlock_mutant = "runtime")]
+mod mutants {
+    use models::mutants::{expect_caught, Failure};
+    use std::time::Duration;
+
+    /// The empty-yield exit reported as a win: the model reaches the exit with the lock held and
+    /// sees two writers inside (`Rig::enter`).
+    #[test]
+    fn mutant_empty_yield_claims_lock() {
+        expect_caught(
+            "empty_yield_mixed",
+            "empty_yield_claims_lock",
+            Failure::Assertion("two writers"),
+            Duration::from_secs(120),
+        );
+    }
 }

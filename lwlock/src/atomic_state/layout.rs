@@ -23,6 +23,9 @@
 //! | 0         | 1          | 0      | impossible                                               |
 //! | 1         | 1          | any    | impossible                                               |
 //!
+//! Everything said of [`Adaptive`] here holds for [`EmptyYield`] too: it is `Adaptive` with a spin
+//! that can end earlier, and nothing of its own on the word.
+//!
 //! `HANDOFF` (policies [`Handoff`], [`TaskFair`] and [`Adaptive`] only) is independent of the rows above: an
 //! exclusive waiter that has waited longer than the bound owns it; while it is set no newcomer
 //! takes the lock (shared, upgradable or exclusive; recursive reads excepted), and the next release
@@ -98,6 +101,7 @@
 //! [`Handoff`]: crate::Handoff
 //! [`TaskFair`]: crate::TaskFair
 //! [`Adaptive`]: crate::Adaptive
+//! [`EmptyYield`]: crate::EmptyYield
 
 /// Someone is (or may be) on the wait list. Never clear while the list is non-empty.
 pub const HAS_WAITERS: u32 = 1 << 30;
