@@ -306,9 +306,9 @@ shuttle_model! {
 /// and every spinner that fails its three PAUSE rounds takes the rule's exit at its first yield
 /// (queue and sleep). The rest is the adaptive policy's spin, which the drop-in models run.
 fn empty_yield_workload(threads: u64, ops: u64) {
-    lwlock::sync::set_model_empty_yield(Some(true));
+    lwlock::sync::set_model_empty_yield(true);
     workload::<RawEmptyYieldLwLock>(threads, ops);
-    lwlock::sync::set_model_empty_yield(None);
+    lwlock::sync::set_model_empty_yield(false);
 }
 
 shuttle_model! {

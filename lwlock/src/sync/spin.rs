@@ -143,32 +143,36 @@ pub fn set_model_spin_limit(limit: Option<u32>) {
 /// not at all): further yields would only busy-wait. A spin that wants to stop then can. The
 /// clock is read around the yield only, so a caller that does not use the rule pays nothing.
 ///
-/// Under loom and shuttle the answer is the model's choice (`set_model_empty_yield`), else "not
-/// empty": time is not modelled, and a model that sets it explores the early exit on every yield.
-/// Under lwsim the clock is the thread's virtual time, so the simulated OS decides.
+/// Under loom and shuttle time is not modelled: the answer is the model's choice
+/// (`set_model_empty_yield`; "not empty" unless set), and a model that sets it explores the early
+/// exit on every yield. Under lwsim the clock is the thread's virtual time, so the simulated OS
+/// decides.
 #[inline]
 pub fn yield_was_empty(threshold_ns: u64) -> bool {
-    let t0 = super::clock_nanos();
-    super::thread::yield_now();
-    let took = super::clock_nanos().saturating_sub(t0);
     #[cfg(any(loom, shuttle))]
     return {
-        let _ = (took, threshold_ns);
-        MODEL_EMPTY_YIELD.with(|l| l.get()).unwrap_or(false)
+        let _ = threshold_ns;
+        super::thread::yield_now();
+        MODEL_EMPTY_YIELD.with(|e| e.get())
     };
     #[cfg(not(any(loom, shuttle)))]
-    return took < threshold_ns;
+    return {
+        let t0 = super::clock_nanos();
+        super::thread::yield_now();
+        super::clock_nanos().saturating_sub(t0) < threshold_ns
+    };
 }
 
 #[cfg(any(loom, shuttle))]
 std::thread_local! {
-    /// The running model's answer for [`yield_was_empty`] (as [`MODEL_SPIN_LIMIT`]).
-    static MODEL_EMPTY_YIELD: std::cell::Cell<Option<bool>> = const { std::cell::Cell::new(None) };
+    /// The running model's answer for [`yield_was_empty`] (a std thread-local, as
+    /// [`MODEL_SPIN_LIMIT`]).
+    static MODEL_EMPTY_YIELD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Sets what [`yield_was_empty`] answers for models run from this OS thread (`None` or
-/// `Some(false)`: never empty; `Some(true)`: every yield empty). loom and shuttle only.
+/// Sets what [`yield_was_empty`] answers for models run from this OS thread (`false`, the
+/// default: never empty; `true`: every yield empty). loom and shuttle only.
 #[cfg(any(loom, shuttle))]
-pub fn set_model_empty_yield(empty: Option<bool>) {
-    MODEL_EMPTY_YIELD.with(|l| l.set(empty));
+pub fn set_model_empty_yield(empty: bool) {
+    MODEL_EMPTY_YIELD.with(|e| e.set(empty));
 }
