@@ -20,7 +20,7 @@ use lwsim::atomic::AtomicU64;
 use lwsim::profile::cost;
 use lwsim::{now_nanos, Profile, SimConfig};
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 #[global_allocator]
 static LINE_ALIGNED: lwsim::LineAligned = lwsim::LineAligned;
@@ -76,8 +76,14 @@ fn chain_params(p: &Profile) -> (f64, f64, f64) {
 /// Throughput (acquisitions per second) of the birth–death chain at `n` cores; `collapse` false
 /// drops the c·k/2 term (a hand-off whose cost does not grow with the waiters).
 fn chain_throughput(n: usize, a: f64, s: f64, c: f64, collapse: bool) -> f64 {
-    let service_ns = |k: usize| s + if collapse { c * k as f64 / 2.0 } else { 0.0 };
-    // π_k ∝ Π_{i<k} λ_i / μ_{i+1}, λ_i = (n − i)·a, μ_k = 1 / service(k).
+    birth_death(n, a, |k| {
+        s + if collapse { c * k as f64 / 2.0 } else { 0.0 }
+    })
+}
+
+/// Throughput of the birth–death chain at `n` cores with hand-off time `service_ns(k)` in state
+/// k: π_k ∝ Π_{i<k} λ_i / μ_{i+1}, λ_i = (n − i)·a, μ_k = 1 / service(k).
+fn birth_death(n: usize, a: f64, service_ns: impl Fn(usize) -> f64) -> f64 {
     let mut pi = vec![1.0f64];
     for k in 1..=n {
         let prev = pi[k - 1];
@@ -85,6 +91,44 @@ fn chain_throughput(n: usize, a: f64, s: f64, c: f64, collapse: bool) -> f64 {
     }
     let z: f64 = pi.iter().sum();
     (1..=n).map(|k| pi[k] / z / service_ns(k)).sum::<f64>() * 1e9
+}
+
+/// The same chain with the hand-off time worked out under its own assumption (one line, its
+/// transfers served one at a time) instead of c·k/2, from the profile's own parameters. In state
+/// k the release store leaves w = k − 1 spinners to re-fetch the now-serving line: the first
+/// fetches it from the releaser once the releaser's residency window `r` has passed (r + c), each
+/// later one starts `o`·c after the one before (`o`: `shared_load_occupancy`) and arrives c after
+/// its start. The next ticket holder is at a uniform position j among them; it runs its critical
+/// section from its arrival, and its release store's ownership request starts when both it is
+/// ready and the line has served the re-fetches booked before it, then costs c plus
+/// `invalidate_per_sharer_ns` for each sharer beyond the first. The OLS'12 c·k/2 counts the wait
+/// before the next holder's re-fetch, not the release's wait behind the re-fetches after it.
+fn release_wait_service_ns(p: &Profile, k: usize) -> f64 {
+    let ns = |i: usize| p.ps(i) as f64 / 1000.0;
+    let c = ns(cost::TRANSFER_L3);
+    let key = |name: &str| p.get(name).expect("a model key");
+    let (r, o, inv) = (
+        key("residency_ns"),
+        key("shared_load_occupancy"),
+        key("invalidate_per_sharer_ns"),
+    );
+    let w = k - 1;
+    if w == 0 {
+        return CS_NS + c;
+    }
+    let arrive = |j: usize| {
+        if j == 1 {
+            r + c
+        } else {
+            r + c + (j - 2) as f64 * o * c + c
+        }
+    };
+    let free = r + c + (w - 1) as f64 * o * c;
+    let rfo = c + (w - 1) as f64 * inv;
+    (1..=w)
+        .map(|j| (arrive(j) + CS_NS).max(free) + rfo)
+        .sum::<f64>()
+        / w as f64
 }
 
 fn xorshift(x: &mut u64) -> u64 {
@@ -168,31 +212,58 @@ fn the_chain_separates_collapse_from_a_flat_lock() {
     );
 }
 
-/// The simulated ticket lock beside the chain at 2..(socket size): (cores, sim, chain, flat chain).
-fn table(p: &Profile) -> Vec<(usize, f64, f64, f64)> {
+/// One row of the table: the simulated ticket lock beside the chains at `cores`.
+#[derive(Clone, Copy, Debug)]
+struct Row {
+    cores: usize,
+    sim: f64,
+    /// The OLS'12 chain (c·k/2).
+    chain: f64,
+    /// The chain without the c·k/2 term (a lock that does not collapse).
+    flat: f64,
+    /// The chain with the release's wait behind the re-fetches ([`release_wait_service_ns`]).
+    release_wait: f64,
+}
+
+/// The simulated ticket lock beside the chains at 2..(socket size), printed.
+fn table(p: &Profile) -> Vec<Row> {
     let (a, s, c) = chain_params(p);
     println!(
         "{PROFILE}: c = {c} ns (transfer_l3_ns), s = cs {CS_NS} + c = {s} ns, \
          1/a = think {THINK_NS} + c + rmw_hit_ns = {:.1} ns",
         1.0 / a
     );
-    println!("cores  sim Mops/s  chain Mops/s  sim/chain  flat chain  flat/chain");
+    println!(
+        "cores  sim Mops/s  chain Mops/s  sim/chain  flat/chain  release-wait chain  sim/release-wait"
+    );
     (2..=p.cores_per_socket)
         .map(|n| {
-            let sim = simulate(p, n);
-            let model = chain_throughput(n, a, s, c, true);
-            let flat = chain_throughput(n, a, s, c, false);
+            let row = Row {
+                cores: n,
+                sim: simulate(p, n),
+                chain: chain_throughput(n, a, s, c, true),
+                flat: chain_throughput(n, a, s, c, false),
+                release_wait: birth_death(n, a, |k| release_wait_service_ns(p, k)),
+            };
             println!(
-                "{n:>5}  {:>10.3}  {:>12.3}  {:>9.2}  {:>10.3}  {:>10.2}",
-                sim / 1e6,
-                model / 1e6,
-                sim / model,
-                flat / 1e6,
-                flat / model
+                "{n:>5}  {:>10.3}  {:>12.3}  {:>9.2}  {:>10.2}  {:>18.3}  {:>16.2}",
+                row.sim / 1e6,
+                row.chain / 1e6,
+                row.sim / row.chain,
+                row.flat / row.chain,
+                row.release_wait / 1e6,
+                row.sim / row.release_wait,
             );
-            (n, sim, model, flat)
+            row
         })
         .collect()
+}
+
+/// The table on the profile as shipped (or with `LWSIM_SET`'s overrides), simulated once for
+/// all the tests of this file.
+fn shared_table() -> &'static [Row] {
+    static TABLE: OnceLock<Vec<Row>> = OnceLock::new();
+    TABLE.get_or_init(|| table(&profile_with_overrides()))
 }
 
 fn profile_with_overrides() -> Profile {
@@ -211,14 +282,14 @@ fn profile_with_overrides() -> Profile {
 /// at least as steeply as the chain; a flat lock, see above, is far above it).
 #[test]
 fn ticket_lock_matches_the_ols12_chain_to_its_peak_and_collapses_at_least_as_steeply() {
-    let rows = table(&profile_with_overrides());
+    let rows = shared_table();
     let peak_at = rows
         .iter()
-        .max_by(|x, y| x.2.total_cmp(&y.2))
-        .map(|r| r.0)
+        .max_by(|x, y| x.chain.total_cmp(&y.chain))
+        .map(|r| r.cores)
         .unwrap();
-    for &(n, sim, model, _) in &rows {
-        let r = sim / model;
+    for row in rows {
+        let (n, r) = (row.cores, row.sim / row.chain);
         if n <= peak_at {
             assert!(
                 (r - 1.0).abs() <= TOLERANCE,
@@ -233,26 +304,57 @@ fn ticket_lock_matches_the_ols12_chain_to_its_peak_and_collapses_at_least_as_ste
     }
 }
 
-/// The acceptance band: within ±25 % at every core count 2..18.
-///
-/// Ignored while it fails (a finding, the profile untouched): past the chain's peak (8 cores) the
-/// simulation collapses more steeply, sim/chain 0.73 at 9 cores to 0.60 at 18, because with
-/// `shared_load_occupancy` 1 every re-fetch of the Shared now-serving line holds it for a whole
-/// transfer, and the release store's ownership request then queues behind the re-fetches still
-/// pending, so a hand-off costs about c·k rather than c·k/2. The OLS'12 paper reports the same
-/// direction for its measurements (collapse steeper than its model). With occupancy 0.5 (the
-/// chain's own assumption, that a hand-off waits behind half the re-fetches) the simulation is
-/// within 5 % at every core count: the value that would pass it is the model's assumption, not a
-/// measurement, so the profile keeps its sourced value.
+/// The band the simulation must stay in relative to the release-wait chain.
+const RELEASE_WAIT_TOLERANCE: f64 = 0.15;
+
+/// The miss below, explained by a check that can fail (in the test command): the simulated
+/// ticket lock is within ±15 % of the chain whose hand-off time is worked out under the chain's
+/// own serial assumption, the release's wait included ([`release_wait_service_ns`]), at every
+/// core count 2..18, and that chain is itself far below a flat lock's at the socket's larger core
+/// counts (so a model that does not collapse fails it too).
 #[test]
-#[ignore = "fails on the shipped profile: sim/chain 0.60-0.73 at 9-18 cores (a hand-off waits \
-            behind every pending re-fetch); run with --ignored"]
-fn ticket_lock_within_one_socket_matches_the_ols12_chain() {
-    let rows = table(&profile_with_overrides());
+fn ticket_lock_matches_the_chain_once_the_release_waits_behind_the_re_fetches() {
+    let rows = shared_table();
     let misses: Vec<_> = rows
         .iter()
-        .map(|&(n, sim, model, _)| (n, sim / model))
-        .filter(|&(_, r)| (r - 1.0).abs() > TOLERANCE)
+        .map(|r| (r.cores, r.sim / r.release_wait))
+        .filter(|&(_, q)| (q - 1.0).abs() > RELEASE_WAIT_TOLERANCE)
+        .collect();
+    assert!(
+        misses.is_empty(),
+        "outside ±15 % of the release-wait chain at (cores, sim/chain): {misses:?}"
+    );
+    let far: Vec<_> = rows
+        .iter()
+        .filter(|r| r.flat / r.release_wait > 1.0 + RELEASE_WAIT_TOLERANCE)
+        .map(|r| r.cores)
+        .collect();
+    let socket = rows.last().unwrap().cores;
+    assert!(
+        far.len() >= 4 && far.contains(&socket),
+        "the band does not exclude a flat lock: {far:?}"
+    );
+}
+
+/// The acceptance band: within ±25 % of the OLS'12 chain at every core count 2..18.
+///
+/// Ignored while it fails (a finding, the profile untouched): past the chain's peak (8 cores) the
+/// simulation collapses more steeply, sim/chain 0.73 at 9 cores to 0.60 at 18. The chain's
+/// c·k/2 is the next holder's wait behind the re-fetches booked before its own; the release store
+/// of that holder then waits behind the re-fetches booked after it, which c·k/2 leaves out. The
+/// chain with that wait worked out from the same parameters (the test above) is within ±15 %
+/// of the simulation at every core count. The OLS'12 paper reports the same direction for its
+/// measurements (collapse steeper than its model). With `shared_load_occupancy` 0.5 the
+/// simulation is within 5 % of the OLS'12 chain: that value would make the test pass, not a
+/// measurement, so the profile keeps its own.
+#[test]
+#[ignore = "fails on the shipped profile: sim/chain 0.60-0.73 at 9-18 cores (the chain leaves out \
+            the release's wait behind the re-fetches); run with --ignored"]
+fn ticket_lock_within_one_socket_matches_the_ols12_chain() {
+    let misses: Vec<_> = shared_table()
+        .iter()
+        .map(|r| (r.cores, r.sim / r.chain))
+        .filter(|&(_, q)| (q - 1.0).abs() > TOLERANCE)
         .collect();
     assert!(
         misses.is_empty(),
