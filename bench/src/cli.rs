@@ -604,11 +604,13 @@ fn sim_machine(args: &Args) -> Machine {
             usage_error("--sensitivity <KEY[,KEY]>", &args.sensitivity.join(","), &e)
         });
     let mut jobs = args.jobs.unwrap_or_else(crate::jobs::default_jobs);
-    if jobs > 1 && std::env::var_os("LWSIM_LINES").is_some() {
-        // Each simulation prints its line profile to stderr when it ends: one at a time keeps
-        // them whole and in sweep order.
-        eprintln!("note: LWSIM_LINES is set: the simulations run one at a time (--jobs 1)");
-        jobs = 1;
+    for var in ["LWSIM_LINES", "LWSIM_TRACE"] {
+        if jobs > 1 && std::env::var_os(var).is_some() {
+            // Each simulation prints its line profile or trace to stderr: one at a time keeps
+            // them whole and in sweep order.
+            eprintln!("note: {var} is set: the simulations run one at a time (--jobs 1)");
+            jobs = 1;
+        }
     }
     Machine::Sim(Box::new(SimMachine {
         setup,

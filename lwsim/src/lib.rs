@@ -38,6 +38,9 @@
 //!   preemptions, context switches; simulated events per real second.
 //! * **Line profile** (off by default, `LWSIM_LINES=N`): the top-N lines by transfers, printed
 //!   to stderr when a simulation ends, each with its sampled call sites (see `line_profile.rs`).
+//! * **Trace** (off by default, `LWSIM_TRACE=FROM_NS..TO_NS`): every coherence access and
+//!   store-buffer drain in that window of virtual time, one line each on stderr, to follow a
+//!   hand-off step by step (see `trace.rs`).
 //!
 //! Why lwlock selects it with a cfg and not a cargo feature: the shim's types must be the same for
 //! every crate of a build (lwlock, flexlock, a user's crate), and a feature is unified across the
@@ -92,6 +95,7 @@ mod os;
 pub mod profile;
 mod sched;
 pub mod thread;
+mod trace;
 
 pub use alloc::LineAligned;
 pub use machine::{debug_state, totals, watch, CoreCounters, LineCounters, Report};

@@ -144,6 +144,7 @@
 pub use crate::access::{Access, Plain, LINE_SHIFT, MAX_AGENTS};
 use crate::line_profile::LineProfile;
 use crate::profile::{cost, model, Profile};
+use crate::trace::{self, Trace};
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -674,6 +675,8 @@ pub struct Machine {
     end_ps: u64,
     /// The off-by-default per-line diagnostic (`LWSIM_LINES`, see `line_profile.rs`).
     line_profile: Option<Box<LineProfile>>,
+    /// The off-by-default access trace (`LWSIM_TRACE`, see `trace.rs`).
+    trace: Option<Trace>,
 }
 
 impl std::fmt::Debug for Machine {
@@ -782,6 +785,7 @@ impl Machine {
             threads: 0,
             end_ps: 0,
             line_profile: LineProfile::from_env().map(Box::new),
+            trace: Trace::from_env(),
         }
     }
 
@@ -1531,6 +1535,24 @@ impl Machine {
         }
     }
 
+    /// A hardware thread as the trace prints it (`hw-` for the supervisor).
+    fn hw_label(&self, a: usize) -> String {
+        if a == self.ncores {
+            "hw-".to_string()
+        } else {
+            format!("hw{a}")
+        }
+    }
+
+    /// A line as the trace prints it: its watched name, else its address >> 6 in hex.
+    fn line_label(&self, line: &Line, line_addr: usize) -> String {
+        if line.watch != 0 {
+            self.watched[line.watch as usize - 1].name.clone()
+        } else {
+            format!("{line_addr:x}")
+        }
+    }
+
     /// Counts one access: `what` is 0 for a hit, else the transfer kind (1 load from Modified,
     /// 2 load from Shared, 3 RFO from Modified, 4 invalidation, 5 fill).
     #[allow(clippy::too_many_arguments)]
@@ -1544,6 +1566,26 @@ impl Machine {
         wait: u64,
         busy: u64,
     ) {
+        if let Some(tr) = self.trace {
+            let t0 = self.tasks[self.current].clock;
+            if tr.covers(t0) {
+                eprintln!(
+                    "@{} {} t{} {} {} {} wait {} done {}",
+                    trace::ns(t0),
+                    self.hw_label(a),
+                    self.current,
+                    self.line_label(line, line_addr),
+                    match kind {
+                        Access::Load => "load",
+                        Access::Store => "store",
+                        Access::Rmw => "rmw",
+                    },
+                    trace::case_name(what),
+                    trace::ns(wait),
+                    trace::ns(t0 + busy),
+                );
+            }
+        }
         let cnt = &mut self.counters[a];
         cnt.ops += 1;
         match what {
@@ -1601,7 +1643,22 @@ impl Machine {
         }
         self.sb_next = next;
         due.sort_by_key(|(d, id, _)| (*d, *id));
-        for (_, _, e) in due {
+        for (drain, id, e) in due {
+            if let Some(tr) = self.trace {
+                if tr.covers(drain) {
+                    let line_addr = e.addr >> LINE_SHIFT;
+                    let label = match self.lines.get(&line_addr) {
+                        Some(l) => self.line_label(l, line_addr),
+                        None => format!("{line_addr:x}"),
+                    };
+                    let t = &self.tasks[id];
+                    let hw = t
+                        .core
+                        .or(t.last_core)
+                        .map_or("hw-".to_string(), |c| format!("hw{c}"));
+                    eprintln!("@{} {hw} t{id} {label} drain", trace::ns(drain));
+                }
+            }
             if let Some((line, seq)) = e.booking {
                 if let Some(l) = self.lines.get_mut(&line) {
                     l.grant_through(seq);
