@@ -4,7 +4,7 @@ claim: every point of the sweep with its figure in the base run and in each arm 
 doubled, the same seeds), side by side, so that a verdict resting on several points (a peak, a
 ratio between two locks, a shape) can be read off every arm at once.
 
-Usage: bench/scripts/sens-matrix.py DIR [--rel] [--over LOCK] [--wait EVENT] [--only WORKLOAD:LOCK,...]
+Usage: bench/scripts/sens-matrix.py DIR [--rel] [--over LOCK] [--wait EVENT] [--cpu] [--only WORKLOAD:LOCK,...]
   DIR          holds the sensitivity.csv (and sensitivity-waits.csv) lwbench wrote
   --rel        each series' figure over its own figure at its fewest threads in the same arm (a
                curve's shape, whatever the units: the seeds' "rel." columns)
@@ -13,6 +13,9 @@ Usage: bench/scripts/sens-matrix.py DIR [--rel] [--over LOCK] [--wait EVENT] [--
   --wait EVENT each point's samples in the wait event EVENT (`LWLock:XactSLRU`, or the event
                alone), in percent of all its samples (`(running)` included), from
                sensitivity-waits.csv: a verdict about waits read off every arm
+  --cpu        each point's CPU busy (percent of the machine's cores over the window, median over
+               the trials) in every arm, from sensitivity.csv: a verdict about idle CPU read off
+               every arm (simulated runs; a run written before the CPU columns existed exits 2)
   --only ...   keep only these workload:lock series
 --self-test checks the arithmetic on a made-up run. Cells are medians over the run's trials
 (seeds); `*` marks a point lwbench found bimodal in that arm's base. Exits 2 on a bad argument or
@@ -65,6 +68,31 @@ def load(path):
             if r[side] != "":
                 cell[arm] = float(r[side])
     return table, arms, bimodal
+
+
+def load_cpu(path):
+    """CPU busy per point and arm, in percent, as load() shapes it; exits 2 when the run has no
+    CPU columns or no point recorded it."""
+    rows = read_rows(path)
+    if "base_cpu_busy_pct" not in rows[0]:
+        fail(f"--cpu: {path} has no CPU columns (written before lwbench recorded them)")
+    table, arms, seen = {}, ["base"], False
+    for r in rows:
+        k = point(r)
+        cell = table.setdefault(k, {})
+        if r["base_cpu_busy_pct"] != "":
+            cell["base"] = float(r["base_cpu_busy_pct"])
+            seen = True
+        for side in ("half", "double"):
+            arm = f"{r['key']} x{'0.5' if side == 'half' else '2'}"
+            if arm not in arms:
+                arms.append(arm)
+            v = r[f"{side}_cpu_busy_pct"]
+            if v != "":
+                cell[arm] = float(v)
+    if not seen:
+        fail("--cpu: no point of the run recorded CPU busy (a real-engine run?)")
+    return table, arms
 
 
 def load_waits(path, event):
@@ -184,6 +212,21 @@ def self_test():
     wt, _ = load_waits(os.path.join(d, "sensitivity-waits.csv"), "XactSLRU")
     assert abs(wt[("w", "a", "", 8)]["base"] - 40.0) < 1e-9, wt
     assert "| w | b | 8 | 0.0 % | – |" in render(wt, warms, set(), False, pct=True)
+    chead = head.replace(",note", ",base_cpu_busy_pct,half_cpu_busy_pct,double_cpu_busy_pct,note")
+    crows = [
+        "jitter,0.2,0.1,0.4,w,a,,,8,10,TPS,40,39,41,false,60,20,1.5,0.5,25.0,50.5,12.5,",
+        "instruction_ns,0.1,0.05,0.2,w,a,,,8,10,TPS,40,39,41,false,41,39,1.02,0.98,25.0,,30.0,",
+    ]
+    cdir = tempfile.mkdtemp()
+    with open(os.path.join(cdir, "sensitivity.csv"), "w") as f:
+        f.write(chead + "\n".join(crows) + "\n")
+    ct, carms = load_cpu(os.path.join(cdir, "sensitivity.csv"))
+    assert carms == ["base", "jitter x0.5", "jitter x2", "instruction_ns x0.5",
+                     "instruction_ns x2"], carms
+    assert ct[("w", "a", "", 8)] == {"base": 25.0, "jitter x0.5": 50.5, "jitter x2": 12.5,
+                                     "instruction_ns x2": 30.0}, ct
+    text = render(derive(ct, carms), carms, set(), False, pct=True)
+    assert "| w | a | 8 | 25.0 % | 50.5 % | 12.5 % | – | 30.0 % |" in text, text
     only = derive(table, arms, only={"w:b"})
     assert list(only) == [("w", "b", "", 1), ("w", "b", "", 8)], only
     print("sens-matrix: self-test passed")
@@ -193,11 +236,13 @@ def main(argv):
     if argv[1:] == ["--self-test"]:
         self_test()
         return
-    args, rel, over, only, wait = [], False, None, None, None
+    args, rel, over, only, wait, cpu = [], False, None, None, None, False
     it = iter(argv[1:])
     for a in it:
         if a == "--rel":
             rel = True
+        elif a == "--cpu":
+            cpu = True
         elif a == "--over":
             over = next(it, None) or fail("--over needs a lock")
         elif a == "--wait":
@@ -212,8 +257,14 @@ def main(argv):
         else:
             args.append(a)
     if len(args) != 1:
-        fail("usage: sens-matrix.py DIR [--rel] [--over LOCK] [--wait EVENT] "
+        fail("usage: sens-matrix.py DIR [--rel] [--over LOCK] [--wait EVENT] [--cpu] "
              "[--only WORKLOAD:LOCK,...]")
+    if cpu:
+        if rel or over is not None or wait is not None:
+            fail("--cpu: a share is printed as it is (no --rel, --over or --wait)")
+        table, arms = load_cpu(os.path.join(args[0], "sensitivity.csv"))
+        print(render(derive(table, arms, only=only), arms, set(), False, pct=True))
+        return
     if wait is not None:
         if rel or over is not None:
             fail("--wait: a share is printed as it is (no --rel or --over)")

@@ -145,6 +145,12 @@ struct Row<'a> {
     double: Option<f64>,
     half_ratio: Option<f64>,
     double_ratio: Option<f64>,
+    /// CPU busy (% of the machine's cores over the window, median over the trials; the
+    /// simulated engine's `cpu_busy_pct`) in the base and in each arm; empty where a sweep
+    /// does not record it.
+    base_cpu_busy_pct: Option<f64>,
+    half_cpu_busy_pct: Option<f64>,
+    double_cpu_busy_pct: Option<f64>,
     note: String,
 }
 
@@ -225,7 +231,8 @@ pub fn write(
          spread of the seeds. `*`: a bimodal point. Where the locks publish wait events, a \
          second table gives each point's top wait and its share of the workers' samples over \
          all trials (`of N`: the samples, `(running)` included); every event's samples, per arm, are \
-         in `sensitivity-waits.csv`.\n",
+         in `sensitivity-waits.csv`. On the simulated engine a third table gives each point's \
+         CPU busy (the cores' busy time over the window, median over the trials).\n",
     );
     let mut csv = csv::Writer::from_path(out.join("sensitivity.csv"))
         .map_err(|e| io("sensitivity.csv", &e))?;
@@ -348,6 +355,28 @@ pub fn write(
             r.double_value = value(&k.double);
             csv.serialize(r).map_err(|e| io("sensitivity.csv", &e))?;
         }
+        if base.iter().any(|p| p.cpu_busy_pct.is_some()) {
+            md.push_str(
+                "\n| workload | lock | threads | CPU busy: base | x0.5 | x2 |\n\
+                 |---|---|--:|--:|--:|--:|\n",
+            );
+            let busy = |q: Option<&PointRow>| {
+                q.and_then(|q| q.cpu_busy_pct)
+                    .map_or("-".to_string(), |b| format!("{b:.1} %"))
+            };
+            for (i, p) in base.iter().enumerate() {
+                let _ = writeln!(
+                    md,
+                    "| {} | {} | {} | {} | {} | {} |",
+                    p.workload,
+                    lock_label(p),
+                    p.threads,
+                    busy(Some(p)),
+                    busy(fig(&k.half, i)),
+                    busy(fig(&k.double, i)),
+                );
+            }
+        }
         if instrumented {
             md.push_str(
                 "\n| workload | lock | threads | top wait: base | x0.5 | x2 |\n\
@@ -401,6 +430,9 @@ fn row<'a>(
         double: d.map(|q| q.median_txn_per_sec),
         half_ratio: h.and_then(|q| ratio(q.median_txn_per_sec, p.median_txn_per_sec)),
         double_ratio: d.and_then(|q| ratio(q.median_txn_per_sec, p.median_txn_per_sec)),
+        base_cpu_busy_pct: p.cpu_busy_pct,
+        half_cpu_busy_pct: h.and_then(|q| q.cpu_busy_pct),
+        double_cpu_busy_pct: d.and_then(|q| q.cpu_busy_pct),
         note: note.replace("  \n", "; "),
     }
 }

@@ -183,14 +183,31 @@ fn sensitivity_writes_base_half_and_double_per_point() {
     // 4 keys x 2 locks x 2 thread counts.
     assert_eq!(rows.len(), 16);
     for r in &rows {
-        for c in ["base", "half", "double", "half_ratio", "double_ratio"] {
+        for c in [
+            "base",
+            "half",
+            "double",
+            "half_ratio",
+            "double_ratio",
+            "base_cpu_busy_pct",
+            "half_cpu_busy_pct",
+            "double_cpu_busy_pct",
+        ] {
             assert!(r.contains_key(c), "{c} missing: {r:?}");
         }
+        // CPU busy is a percentage of the cores, recorded in the base and in every arm that ran.
+        let busy: f64 = r["base_cpu_busy_pct"].parse().unwrap();
+        assert!(busy > 0.0 && busy <= 100.0, "{r:?}");
         if r["key"] == "mfence_ns" {
             assert!(r["half"].is_empty() && r["double"].is_empty(), "{r:?}");
+            assert!(r["half_cpu_busy_pct"].is_empty(), "{r:?}");
             assert!(r["note"].contains("no test"), "{r:?}");
         } else {
             assert!(!r["half"].is_empty() && !r["double"].is_empty(), "{r:?}");
+            for c in ["half_cpu_busy_pct", "double_cpu_busy_pct"] {
+                let b: f64 = r[c].parse().unwrap();
+                assert!(b > 0.0 && b <= 100.0, "{c}: {r:?}");
+            }
         }
     }
     // Doubling the transfer cost slows a contended point; halving it speeds it up.
@@ -257,6 +274,17 @@ fn sensitivity_writes_base_half_and_double_per_point() {
         md.contains("| workload | lock | threads | top wait: base | x0.5 | x2 |"),
         "{md}"
     );
+    assert!(
+        md.contains("| workload | lock | threads | CPU busy: base | x0.5 | x2 |"),
+        "{md}"
+    );
+    // The CPU table's base cell is the points file's figure.
+    let atomic8 = base
+        .iter()
+        .find(|p| p["lock"] == "atomic" && p["threads"] == "8")
+        .unwrap();
+    let cpu: f64 = atomic8["cpu_busy_pct"].parse().unwrap();
+    assert_eq!(cpu, r["base_cpu_busy_pct"].parse::<f64>().unwrap());
     let m = meta(&d);
     assert_eq!(m["sim"]["sensitivity"][0]["key"], "transfer_l3_ns");
     assert_eq!(m["sim"]["sensitivity"][0]["double"]["value"], 87.0);
