@@ -355,45 +355,33 @@ pub fn write(
             r.double_value = value(&k.double);
             csv.serialize(r).map_err(|e| io("sensitivity.csv", &e))?;
         }
-        if base.iter().any(|p| p.cpu_busy_pct.is_some()) {
-            md.push_str(
-                "\n| workload | lock | threads | CPU busy: base | x0.5 | x2 |\n\
-                 |---|---|--:|--:|--:|--:|\n",
+        // One column per arm of a per-point figure other than the rate.
+        let mut per_arm = |title: &str, align: &str, cell: &dyn Fn(Option<&PointRow>) -> String| {
+            let _ = write!(
+                md,
+                "\n| workload | lock | threads | {title}: base | x0.5 | x2 |\n|---|---|--:|{align}|{align}|{align}|\n"
             );
-            let busy = |q: Option<&PointRow>| {
+            for (i, p) in base.iter().enumerate() {
+                let _ = writeln!(
+                    md,
+                    "| {} | {} | {} | {} | {} | {} |",
+                    p.workload,
+                    lock_label(p),
+                    p.threads,
+                    cell(Some(p)),
+                    cell(fig(&k.half, i)),
+                    cell(fig(&k.double, i)),
+                );
+            }
+        };
+        if base.iter().any(|p| p.cpu_busy_pct.is_some()) {
+            per_arm("CPU busy", "--:", &|q| {
                 q.and_then(|q| q.cpu_busy_pct)
                     .map_or("-".to_string(), |b| format!("{b:.1} %"))
-            };
-            for (i, p) in base.iter().enumerate() {
-                let _ = writeln!(
-                    md,
-                    "| {} | {} | {} | {} | {} | {} |",
-                    p.workload,
-                    lock_label(p),
-                    p.threads,
-                    busy(Some(p)),
-                    busy(fig(&k.half, i)),
-                    busy(fig(&k.double, i)),
-                );
-            }
+            });
         }
         if instrumented {
-            md.push_str(
-                "\n| workload | lock | threads | top wait: base | x0.5 | x2 |\n\
-                 |---|---|--:|---|---|---|\n",
-            );
-            for (i, p) in base.iter().enumerate() {
-                let _ = writeln!(
-                    md,
-                    "| {} | {} | {} | {} | {} | {} |",
-                    p.workload,
-                    lock_label(p),
-                    p.threads,
-                    top_wait(Some(p)),
-                    top_wait(fig(&k.half, i)),
-                    top_wait(fig(&k.double, i)),
-                );
-            }
+            per_arm("top wait", "---", &top_wait);
         }
     }
     csv.flush().map_err(|e| io("sensitivity.csv", &e))?;
