@@ -228,11 +228,11 @@ pub fn write(
          seeds. Cells: the workload's figure (TPS; lock operations/s for `null` and `null-x`), \
          the median over the trials; the base with its slowest–fastest trial. `†`: the arm's \
          median lies outside the base's slowest–fastest range; a ratio without it is within the \
-         spread of the seeds. `*`: a bimodal point. Where the locks publish wait events, a \
-         second table gives each point's top wait and its share of the workers' samples over \
-         all trials (`of N`: the samples, `(running)` included); every event's samples, per arm, are \
-         in `sensitivity-waits.csv`. On the simulated engine a third table gives each point's \
-         CPU busy (the cores' busy time over the window, median over the trials).\n",
+         spread of the seeds. `*`: a bimodal point. On the simulated engine a second table gives \
+         each point's CPU busy (the cores' busy time over the window, median over the trials). \
+         Where the locks publish wait events, the last table gives each point's top wait and its \
+         share of the workers' samples over all trials (`of N`: the samples, `(running)` \
+         included); every event's samples, per arm, are in `sensitivity-waits.csv`.\n",
     );
     let mut csv = csv::Writer::from_path(out.join("sensitivity.csv"))
         .map_err(|e| io("sensitivity.csv", &e))?;

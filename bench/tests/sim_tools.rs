@@ -201,6 +201,7 @@ fn sensitivity_writes_base_half_and_double_per_point() {
         if r["key"] == "mfence_ns" {
             assert!(r["half"].is_empty() && r["double"].is_empty(), "{r:?}");
             assert!(r["half_cpu_busy_pct"].is_empty(), "{r:?}");
+            assert!(r["double_cpu_busy_pct"].is_empty(), "{r:?}");
             assert!(r["note"].contains("no test"), "{r:?}");
         } else {
             assert!(!r["half"].is_empty() && !r["double"].is_empty(), "{r:?}");
@@ -278,13 +279,44 @@ fn sensitivity_writes_base_half_and_double_per_point() {
         md.contains("| workload | lock | threads | CPU busy: base | x0.5 | x2 |"),
         "{md}"
     );
-    // The CPU table's base cell is the points file's figure.
+    // The CSV's base CPU cell is the points file's figure.
     let atomic8 = base
         .iter()
         .find(|p| p["lock"] == "atomic" && p["threads"] == "8")
         .unwrap();
     let cpu: f64 = atomic8["cpu_busy_pct"].parse().unwrap();
     assert_eq!(cpu, r["base_cpu_busy_pct"].parse::<f64>().unwrap());
+    // Each arm's cells are that arm's own run: the x2 arm of transfer_l3_ns rerun on its own
+    // (`--set`, the same seeds) gives its figure and its CPU busy, so neither column is the
+    // x0.5 arm's.
+    let x2 = out_dir("simtools", "sensitivity-x2");
+    sweep(
+        &x2,
+        &[
+            "--set",
+            "shared_load_occupancy=0.5",
+            "--set",
+            "mfence_ns=0",
+            "--set",
+            "transfer_l3_ns=87",
+        ],
+    );
+    let alone = csv_rows(&x2.join("points.csv"));
+    let alone = alone
+        .iter()
+        .find(|p| p["lock"] == "atomic" && p["threads"] == "8")
+        .unwrap();
+    for (arm, own) in [
+        ("double", "median_txn_per_sec"),
+        ("double_cpu_busy_pct", "cpu_busy_pct"),
+    ] {
+        assert_eq!(
+            r[arm].parse::<f64>().unwrap(),
+            alone[own].parse::<f64>().unwrap(),
+            "{arm}: {r:?} against {alone:?}"
+        );
+    }
+    assert_ne!(r["half_cpu_busy_pct"], r["double_cpu_busy_pct"], "{r:?}");
     let m = meta(&d);
     assert_eq!(m["sim"]["sensitivity"][0]["key"], "transfer_l3_ns");
     assert_eq!(m["sim"]["sensitivity"][0]["double"]["value"], 87.0);

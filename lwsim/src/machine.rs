@@ -1476,6 +1476,7 @@ impl Machine {
             }
             let d = d as u64;
             if d > 0 {
+                self.trace_arbitration(line, line_addr, a, kind, t0, d);
                 self.counters[a].line_wait_ps += d;
                 self.counters[a].busy_ps += d;
                 self.tasks[self.current].clock = t0 + d;
@@ -1553,6 +1554,33 @@ impl Machine {
         }
     }
 
+    /// Traces a request that drew an arbitration delay `d` at `t0`: it is retried at `t0 + d`,
+    /// and the retry's own line (its `wait` without `d`) follows.
+    fn trace_arbitration(
+        &self,
+        line: &Line,
+        line_addr: usize,
+        a: usize,
+        kind: Access,
+        t0: u64,
+        d: u64,
+    ) {
+        if let Some(tr) = self.trace {
+            if tr.covers(t0) {
+                eprintln!(
+                    "@{} {} t{} {} {} arbitrate delay {} retry {}",
+                    trace::ns(t0),
+                    self.hw_label(a),
+                    self.current,
+                    self.line_label(line, line_addr),
+                    access_name(kind),
+                    trace::ns(d),
+                    trace::ns(t0 + d),
+                );
+            }
+        }
+    }
+
     /// Counts one access: `what` is 0 for a hit, else the transfer kind (1 load from Modified,
     /// 2 load from Shared, 3 RFO from Modified, 4 invalidation, 5 fill).
     #[allow(clippy::too_many_arguments)]
@@ -1575,11 +1603,7 @@ impl Machine {
                     self.hw_label(a),
                     self.current,
                     self.line_label(line, line_addr),
-                    match kind {
-                        Access::Load => "load",
-                        Access::Store => "store",
-                        Access::Rmw => "rmw",
-                    },
+                    access_name(kind),
                     trace::case_name(what),
                     trace::ns(wait),
                     trace::ns(t0 + busy),
@@ -1937,6 +1961,15 @@ pub fn charge_instructions(n: u32) {
         let ps = m.smt_stretched(per * n as u64);
         m.advance(ps);
     });
+}
+
+/// An access kind as the trace prints it.
+fn access_name(kind: Access) -> &'static str {
+    match kind {
+        Access::Load => "load",
+        Access::Store => "store",
+        Access::Rmw => "rmw",
+    }
 }
 
 /// The scheduler's state in a few lines (every task's clock, vruntime, core, run queue or

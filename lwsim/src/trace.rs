@@ -12,11 +12,20 @@
 //! with `<line>` the name a [`watch`](crate::machine::watch) gave the line or its line address
 //! (hex: the byte address shifted right by 6), `<case>` one of `hit`, `load-from-M`, `load-from-S`, `rfo-from-M`, `invalidate`,
 //! `fill` (the coherence table of [`machine`](crate::machine)), `wait` the time the request
-//! waited for the line (residency, earlier bookings, arbitration) and `done` the time the
-//! requester's clock moved to (the grant plus any RMW). A buffered store that becomes visible
-//! in the window prints `@<drain ns> hw<h> t<task> <line> drain`. The supervisor's accesses are
-//! `hw-`. The trace reads the machine's state and advances no clock: figures are unchanged. A
-//! malformed value is an error naming the variable.
+//! waited for the line (residency, earlier bookings) and `done` the time its transfer ends (the
+//! grant plus any RMW: the requester's clock moves there, except for a store the store buffer
+//! takes, whose clock moves on by a store hit while the line is on its way). A request that
+//! draws an arbitration delay first prints
+//!
+//! ```text
+//! @<request ns> hw<h> t<task> <line> <kind> arbitrate delay <ns> retry <ns>
+//! ```
+//!
+//! and its retry prints the line above at the retry time, its `wait` without the delay. A
+//! buffered store that becomes visible in the window prints `@<drain ns> hw<h> t<task> <line>
+//! drain`. The supervisor's accesses are `hw-`. The trace reads the machine's state and advances
+//! no clock: figures are unchanged. A malformed value, or one that is not UTF-8, is an error
+//! naming the variable.
 
 /// The window of a trace, in picoseconds.
 #[derive(Clone, Copy, Debug)]
@@ -28,7 +37,10 @@ pub(crate) struct Trace {
 impl Trace {
     /// `Some` if `LWSIM_TRACE` is set; panics with a message naming it if it is malformed.
     pub(crate) fn from_env() -> Option<Trace> {
-        let spec = std::env::var("LWSIM_TRACE").ok()?;
+        let spec = std::env::var_os("LWSIM_TRACE")?;
+        let spec = spec
+            .into_string()
+            .unwrap_or_else(|v| panic!("LWSIM_TRACE={v:?}: not UTF-8"));
         Some(Trace::parse(&spec).unwrap_or_else(|e| panic!("LWSIM_TRACE={spec}: {e}")))
     }
 
@@ -89,6 +101,7 @@ mod tests {
             "7..7",
             "a..9",
             "1..99999999999999999999",
+            "0..18446744073709552",
         ] {
             assert!(Trace::parse(bad).is_err(), "{bad:?} accepted");
         }

@@ -109,6 +109,12 @@ fn the_trace_prints_its_window_names_watched_lines_and_changes_nothing() {
         "no transfer of the watched line: {lines:?}"
     );
     assert!(lines.iter().any(|l| l.contains(" store ")), "{lines:?}");
+    // Two threads on one line: some requests draw an arbitration delay, each traced with its
+    // retry time inside the run.
+    assert!(
+        lines.iter().any(|l| l.contains(" arbitrate delay ")),
+        "no arbitration traced: {lines:?}"
+    );
     assert!(lines.iter().any(|l| l.ends_with(" drain")), "{lines:?}");
     assert!(lines.iter().any(|l| l.contains(" hw0 ")) && lines.iter().any(|l| l.contains(" hw1 ")));
     // A window after the run prints nothing.

@@ -96,9 +96,9 @@ fn birth_death(n: usize, a: f64, service_ns: impl Fn(usize) -> f64) -> f64 {
 /// The same chain with the hand-off time worked out under its own assumption (one line, its
 /// transfers served one at a time) instead of c·k/2, from the profile's own parameters. In state
 /// k the release store leaves w = k − 1 spinners to re-fetch the now-serving line: the first
-/// fetches it from the releaser once the releaser's residency window `r` has passed (r + c), each
-/// later one starts `o`·c after the one before (`o`: `shared_load_occupancy`) and arrives c after
-/// its start. The next ticket holder is at a uniform position j among them; it runs its critical
+/// fetches it from the releaser once the releaser's residency window `r` has passed (r + c), the
+/// second starts when the first's transfer ends, each later one `o`·c after the one before (`o`:
+/// `shared_load_occupancy`), and each arrives c after its start. The next ticket holder is at a uniform position j among them; it runs its critical
 /// section from its arrival, and its release store's ownership request starts when both it is
 /// ready and the line has served the re-fetches booked before it, then costs c plus
 /// `invalidate_per_sharer_ns` for each sharer beyond the first. The OLS'12 c·k/2 counts the wait
@@ -322,7 +322,7 @@ fn ticket_lock_matches_the_chain_once_the_release_waits_behind_the_re_fetches() 
         .collect();
     assert!(
         misses.is_empty(),
-        "outside ±15 % of the release-wait chain at (cores, sim/chain): {misses:?}"
+        "outside ±15 % of the release-wait chain at (cores, sim/release-wait): {misses:?}"
     );
     let far: Vec<_> = rows
         .iter()
@@ -338,7 +338,7 @@ fn ticket_lock_matches_the_chain_once_the_release_waits_behind_the_re_fetches() 
 
 /// The acceptance band: within ±25 % of the OLS'12 chain at every core count 2..18.
 ///
-/// Ignored while it fails (a finding, the profile untouched): past the chain's peak (8 cores) the
+/// Ignored while it fails (a finding, the profile untouched): past the chain's peak (7 cores) the
 /// simulation collapses more steeply, sim/chain 0.73 at 9 cores to 0.60 at 18. The chain's
 /// c·k/2 is the next holder's wait behind the re-fetches booked before its own; the release store
 /// of that holder then waits behind the re-fetches booked after it, which c·k/2 leaves out. The
