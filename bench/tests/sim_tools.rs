@@ -268,7 +268,7 @@ fn sensitivity_writes_base_half_and_double_per_point() {
     assert!(
         waits.iter().any(|r| r["arm"] == "transfer_l3_ns x2"
             && r["threads"] == "8"
-            && r["wait_event_type"] != ""),
+            && !r["wait_event_type"].is_empty()),
         "{waits:?}"
     );
     assert!(
