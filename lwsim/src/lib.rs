@@ -24,8 +24,8 @@
 //! * **OS model** ([`machine`]'s `# OS`): CFS as before Linux 6.6 (per-core run queues ordered by
 //!   vruntime; the slice max(sched_latency / nr_running, min_granularity) and the wakeup
 //!   granularity, scaled as the kernel scales them; a woken thread's sleeper credit and wakeup
-//!   preemption; `sched_yield`'s skip), a context-switch cost, wakeups placed on an idle core if
-//!   any, an idle-state exit latency on a core idle longer than the state's target residency,
+//!   preemption; `sched_yield`'s skip; periodic load balancing by scheduling domain from a busy
+//!   core), a context-switch cost, wakeups placed on an idle core if any, an idle-state exit latency on a core idle longer than the state's target residency,
 //!   futex wait/wake system-call costs and wake-to-run latency (the wait's compare is its own
 //!   scheduling point, after the word's coherence access), timed sleeps that advance the
 //!   sleeper's clock (plus timer slack). Lock-holder preemption is not scripted: a holder whose

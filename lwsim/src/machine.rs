@@ -115,6 +115,19 @@
 //! * **`sched_yield`** (`yield_task_fair` and the skip buddy): nothing when the caller is alone on
 //!   its queue; otherwise the leftmost other queued thread runs if its vruntime is at most
 //!   `wakeup_granularity` past the caller's, else the caller goes on.
+//! * **Periodic load balancing** (`model.balance_busy_factor`; 0 = off): `rebalance_domains` as a
+//!   busy core runs it. Each core walks its scheduling domains (its SMT pair, the cores of its
+//!   L3, the machine; a level that spans no more simulated cores than the one below is dropped,
+//!   as `sd_parent_degenerate` drops it) and balances each every (the domain's hardware threads,
+//!   simulated or not) ms × the factor (`sd_init`: `balance_interval = sd_weight`, `busy_factor`
+//!   32), at a phase of its own drawn from the seed (not from the coherence model's generator),
+//!   at its running thread's next operation after the time is due. A balance pulls one queued
+//!   thread from the domain's run queue with the most threads when that holds at least two more
+//!   than its own: the one that has waited longest among those that have not run for 0.5 ms
+//!   (`sysctl_sched_migration_cost`, `task_hot`), its vruntime moved into the new queue's frame,
+//!   asking for the running thread's preemption if it is more than `wakeup_granularity` behind.
+//!   The kernel's load arithmetic (weights, `imbalance_pct`, group capacities) is reduced to
+//!   that count of threads.
 //! * **Idle states**: a thread placed on a core idle longer than `idle_exit_after_ns` (the deepest
 //!   state's target residency) first waits `idle_exit_ns` (its exit latency); per profile, from
 //!   intel_idle's tables or published wake latencies. Default 0: no idle states.
@@ -135,8 +148,8 @@
 //!   operation that straddles a window's edge lands on one side.
 //!
 //! Limits: no scheduler tick (a slice ends exactly, at the thread's next operation, as with
-//! `HRTICK`), no load balancing beyond stealing by an idle core and a wakeup's choice of an idle
-//! core (no `wake_affine`, no `select_idle_sibling` by cache domain), no group scheduling, no
+//! `HRTICK`), no load balancing beyond stealing by an idle core, a wakeup's choice of an idle
+//! core and the periodic balance above (no idle or newly-idle balancing by domain, no `wake_affine`, no `select_idle_sibling` by cache domain), no group scheduling, no
 //! buddies other than `sched_yield`'s skip, no cpuidle governor (a core's state follows only how
 //! long it has idled), and preemption takes effect at the running thread's next operation, so a
 //! long [`crate::compute`] delays it.
@@ -343,6 +356,8 @@ pub struct CoreCounters {
     pub preemptions: u64,
     /// Dispatches of a queued thread onto this core.
     pub context_switches: u64,
+    /// Queued threads this core pulled from a busier run queue in a periodic balance.
+    pub balance_pulls: u64,
 }
 
 impl CoreCounters {
@@ -372,6 +387,7 @@ impl CoreCounters {
         self.sleeps += o.sleeps;
         self.yields += o.yields;
         self.preemptions += o.preemptions;
+        self.balance_pulls += o.balance_pulls;
         self.context_switches += o.context_switches;
     }
 }
@@ -607,6 +623,19 @@ struct Core {
     /// The last ended idle interval, `(start, end)`: its end may lie past the clock of a task
     /// that reads the counters (an exit latency charged ahead), see `Machine::idle_through`.
     last_idle: (u64, u64),
+    /// When each of the core's scheduling domains is next balanced while it is busy (see
+    /// `Machine::domains`; empty without periodic balancing).
+    next_balance: Vec<u64>,
+}
+
+/// A level of scheduling domains (CFS `sched_domain`): the SMT pair, the cores sharing an L3, or
+/// the whole machine.
+struct Domain {
+    /// Per core, the simulated cores of its domain at this level.
+    span: Vec<Vec<usize>>,
+    /// Per core, the domain's balance interval while the core is busy (ps): the domain's
+    /// hardware threads in ms (`balance_interval = sd_weight`) times `busy_factor`.
+    interval: Vec<u64>,
 }
 
 /// The scheduler's parameters (ps), CFS's scaled as the kernel scales them.
@@ -646,6 +675,10 @@ pub struct Machine {
     sibling: Vec<Option<usize>>,
     /// `model.smt_share`.
     smt_share: f64,
+    /// The scheduling domains periodic balancing walks, smallest first: each the simulated
+    /// cores it spans (per core) and its busy balance interval (ps); empty when
+    /// `model.balance_busy_factor` is 0.
+    domains: Vec<Domain>,
     seed: u64,
     tasks: Vec<Task>,
     cores: Vec<Core>,
@@ -750,7 +783,7 @@ impl Machine {
         );
         let mut costs = [0; 16];
         costs.copy_from_slice(&prof.costs_ps[..16]);
-        Machine {
+        let mut m = Machine {
             shared_occupancy: prof.param(model::SHARED_LOAD_OCCUPANCY),
             residency: (prof.param(model::RESIDENCY_NS) * 1000.0).round() as u64,
             residency_spread: prof.param(model::RESIDENCY_SPREAD),
@@ -765,6 +798,7 @@ impl Machine {
                 .map(|c| (0..ncores).find(|&d| d != c && prof.place(d).2 == prof.place(c).2))
                 .collect(),
             smt_share: prof.param(model::SMT_SHARE),
+            domains: domains(&prof, ncores),
             prof,
             costs,
             ncores,
@@ -786,7 +820,20 @@ impl Machine {
             end_ps: 0,
             line_profile: LineProfile::from_env().map(Box::new),
             trace: Trace::from_env(),
+        };
+        // Each core balances each domain at a phase of its own within the interval (the
+        // kernel's balancing ticks are not aligned with a benchmark's start), drawn from the
+        // seed without touching the generator the coherence model draws from.
+        for c in 0..ncores {
+            let phases = (0..m.domains.len())
+                .map(|l| {
+                    let iv = m.domains[l].interval[c];
+                    splitmix(seed ^ splitmix((c * 8 + l) as u64 + 0x6c62_616c)) % iv.max(1)
+                })
+                .collect();
+            m.cores[c].next_balance = phases;
         }
+        m
     }
 
     pub(crate) fn into_report(mut self, real: std::time::Duration) -> Report {
@@ -1079,6 +1126,9 @@ impl Machine {
             if self.tasks[id].needs_core && !self.arrive(id) {
                 return Prep::Yield;
             }
+            if !self.domains.is_empty() {
+                self.periodic_balance(id);
+            }
             if self.slice_check(id) {
                 return Prep::Yield;
             }
@@ -1192,6 +1242,65 @@ impl Machine {
         self.cores[c].running = None;
         self.dispatch(c, clock);
         true
+    }
+
+    /// CFS's periodic load balancing (`rebalance_domains` from the tick) on the core of the
+    /// running thread `id`, at its clock: each domain whose busy interval has passed is balanced
+    /// (`load_balance`, simplified): the domain's run queue with the most threads (running and
+    /// queued; the first among equals) gives this core one queued thread if it holds at least
+    /// two more than this core's, the one that has waited longest among those that have not run
+    /// for `sysctl_sched_migration_cost` (0.5 ms: `task_hot`), its vruntime moved into this
+    /// queue's frame. A pulled thread that is more than `wakeup_granularity` behind the running
+    /// one asks for its preemption (`check_preempt_curr` in `attach_task`).
+    fn periodic_balance(&mut self, id: usize) {
+        let Some(c) = self.tasks[id].core else {
+            return;
+        };
+        let c = c as usize;
+        let now = self.tasks[id].clock;
+        for l in 0..self.domains.len() {
+            if self.cores[c].next_balance[l] > now {
+                continue;
+            }
+            self.cores[c].next_balance[l] = now + self.domains[l].interval[c];
+            let nr = |m: &Machine, d: usize| {
+                m.cores[d].queue.len() + usize::from(m.cores[d].running.is_some())
+            };
+            let mine = nr(self, c);
+            let Some(b) = self.domains[l].span[c]
+                .iter()
+                .copied()
+                .filter(|&d| d != c)
+                .max_by_key(|&d| (nr(self, d), std::cmp::Reverse(d)))
+            else {
+                continue;
+            };
+            if nr(self, b) < mine + 2 {
+                continue;
+            }
+            let cold = self.cores[b]
+                .queue
+                .iter()
+                .enumerate()
+                .filter(|&(_, &q)| now.saturating_sub(self.tasks[q].clock) >= MIGRATION_COST_PS)
+                .min_by_key(|&(i, &q)| (self.tasks[q].clock, i))
+                .map(|(i, _)| i);
+            let Some(i) = cold else {
+                continue;
+            };
+            let n = self.cores[b].queue.remove(i).expect("a queued thread");
+            self.update_min_vruntime(b, now);
+            self.update_min_vruntime(c, now);
+            let v =
+                self.tasks[n].vruntime - self.cores[b].min_vruntime + self.cores[c].min_vruntime;
+            self.tasks[n].vruntime = v;
+            self.tasks[n].last_core = Some(c as u32);
+            self.cores[c].queue.push_back(n);
+            self.counters[c].balance_pulls += 1;
+            if self.vruntime_at(c, now) - v > self.sched().wakeup_gran as i64 {
+                self.cores[c].resched = true;
+            }
+        }
     }
 
     /// The CFS slice at `nr` runnable threads on a core.
@@ -1963,6 +2072,46 @@ pub fn charge_instructions(n: u32) {
     });
 }
 
+/// CFS `sysctl_sched_migration_cost` (0.5 ms, ps): a thread that ran more recently is
+/// cache-hot and a periodic balance leaves it (`task_hot`).
+const MIGRATION_COST_PS: u64 = 500_000_000;
+
+/// The scheduling domains of `ncores` simulated cores of `prof` for periodic balancing
+/// (kernel/sched/topology.c: SMT, MC (the cores sharing an L3), then the machine; a level whose
+/// span equals the level below's is dropped, as `sd_parent_degenerate` drops it), each with its
+/// busy interval: its hardware threads in ms times `model.balance_busy_factor`. Empty when the
+/// factor is 0.
+fn domains(prof: &Profile, ncores: usize) -> Vec<Domain> {
+    let factor = prof.param(model::BALANCE_BUSY_FACTOR);
+    if factor <= 0.0 {
+        return Vec::new();
+    }
+    let levels: [&dyn Fn(usize, usize) -> bool; 3] = [
+        &|a, b| prof.place(a).2 == prof.place(b).2,
+        &|a, b| prof.place(a).1 == prof.place(b).1,
+        &|_, _| true,
+    ];
+    let mut out: Vec<Domain> = Vec::new();
+    for same in levels {
+        let span: Vec<Vec<usize>> = (0..ncores)
+            .map(|c| (0..ncores).filter(|&d| same(c, d)).collect())
+            .collect();
+        let below = out.last().map(|d| &d.span);
+        if span.iter().all(|s| s.len() == 1) || below == Some(&span) {
+            continue;
+        }
+        // sd_weight counts the domain's CPUs in the machine's topology, simulated or not.
+        let interval = (0..ncores)
+            .map(|c| {
+                let weight = (0..prof.hw_threads()).filter(|&d| same(c, d)).count();
+                (weight as f64 * factor * 1e9).round() as u64
+            })
+            .collect();
+        out.push(Domain { span, interval });
+    }
+    out
+}
+
 /// An access kind as the trace prints it.
 fn access_name(kind: Access) -> &'static str {
     match kind {
@@ -2061,6 +2210,7 @@ impl CoreCounters {
             sleeps: d(self.sleeps, earlier.sleeps),
             yields: d(self.yields, earlier.yields),
             preemptions: d(self.preemptions, earlier.preemptions),
+            balance_pulls: d(self.balance_pulls, earlier.balance_pulls),
             context_switches: d(self.context_switches, earlier.context_switches),
         }
     }

@@ -239,6 +239,18 @@ pub const MODEL_KEYS: &[ModelKey] = &[
               snoop answered after a memoryless number of local operations). \
               Calibrated on a machine's own fetch_add run lengths (lwsim's cas_runs example)",
     },
+    ModelKey {
+        key: "balance_busy_factor",
+        default: 0.0,
+        range: (0.0, 1024.0),
+        doc: "CFS periodic load balancing from a busy core (kernel/sched/topology.c sd_init: \
+              busy_factor 32, balance_interval sd_weight ms): each scheduling domain of a busy \
+              core (its SMT pair, its L3, the machine) is balanced every (hardware threads in \
+              the domain) ms x this factor, at a phase of its own; a balance moves one queued \
+              thread that has not run for 0.5 ms (sysctl_sched_migration_cost) from the \
+              domain's busiest run queue when that queue holds at least two threads more than \
+              its own; 0: no periodic balancing (an idle core still steals)",
+    },
 ];
 
 /// Indices into [`Profile::model`].
@@ -259,6 +271,7 @@ pub mod model {
     pub const IDLE_EXIT_AFTER: usize = 12;
     pub const SMT_SHARE: usize = 13;
     pub const RESIDENCY_SPREAD: usize = 14;
+    pub const BALANCE_BUSY_FACTOR: usize = 15;
 }
 
 /// Indices into [`Profile::costs_ps`].

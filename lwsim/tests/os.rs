@@ -408,3 +408,64 @@ fn futex_compare_sees_a_store_made_during_the_system_call() {
     // System call, then the load that takes the line from the storer, then the compare.
     assert_eq!(back - entry, syscall + transfer, "{entry} {back}");
 }
+
+/// Two cores, five threads started together: two long ones (300 ms of work) and three short
+/// ones (a 1 ms sleep, then 100 ms of work), all in 10 us steps. Sleeps and wakeups to the last
+/// core leave core 0 with a long thread and two short ones and core 1 with the other long one
+/// and one short one; when that short one ends (at 197 ms) core 1 runs one thread and core 0
+/// three. `factor` is `balance_busy_factor`. Returns the short threads' finish times (ps) and
+/// the report.
+fn three_against_one(factor: u32) -> (Vec<u64>, lwsim::Report) {
+    let mut p = broadwell();
+    p.set_all(&format!("balance_busy_factor={factor}")).unwrap();
+    let done = Arc::new(Mutex::new(Vec::new()));
+    let d2 = done.clone();
+    let r = lwsim::run(SimConfig::new(p, 2), move || {
+        let long = || {
+            lwsim::thread::spawn(|| {
+                for _ in 0..30_000 {
+                    lwsim::compute(10_000);
+                }
+            })
+        };
+        let mut hs = vec![long()];
+        for _ in 0..3 {
+            let done = d2.clone();
+            hs.push(lwsim::thread::spawn(move || {
+                lwsim::sleep_micros(1000);
+                for _ in 0..10_000 {
+                    lwsim::compute(10_000);
+                }
+                done.lock().unwrap().push(ps());
+            }));
+        }
+        hs.push(long());
+        for h in hs {
+            h.join().unwrap();
+        }
+    });
+    let v = done.lock().unwrap().clone();
+    (v, r)
+}
+
+/// Periodic load balancing (`balance_busy_factor`): without it a busy core never takes work
+/// from a busier one, so three threads share core 0 while core 1 runs one; with it (factor 1:
+/// the two cores' L3 domain, 36 hardware threads on the Broadwell, every 36 ms from a busy
+/// core) core 1 pulls a queued thread from core 0, and the last short thread finishes sooner.
+/// Deterministic: without balancing the run is the same as before the balancer existed.
+#[test]
+fn periodic_balancing_moves_a_queued_thread_to_the_less_loaded_core() {
+    let (off, r_off) = three_against_one(0);
+    let (on, r_on) = three_against_one(1);
+    assert_eq!((off.len(), on.len()), (3, 3));
+    assert_eq!(r_off.total().balance_pulls, 0, "{}", r_off.summary());
+    let pulls: Vec<u64> = r_on.per_core.iter().map(|c| c.balance_pulls).collect();
+    assert_eq!(pulls, [0, 1], "{}", r_on.summary());
+    let last = |v: &[u64]| *v.iter().max().unwrap();
+    // Without balancing the last two short threads share core 0 with a long one to the end.
+    assert!(last(&off) >= 300_000_000_000, "{off:?}");
+    assert!(
+        (last(&on) as f64) < 0.92 * last(&off) as f64,
+        "balancing did not shorten the run: {on:?} against {off:?}"
+    );
+}
