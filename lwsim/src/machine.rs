@@ -1585,7 +1585,19 @@ impl Machine {
             }
             let d = d as u64;
             if d > 0 {
-                self.trace_arbitration(line, line_addr, a, kind, t0, d);
+                // Traced with its retry time; the retry's own line follows (its wait without d).
+                self.trace_access(
+                    line,
+                    line_addr,
+                    a,
+                    kind,
+                    t0,
+                    format_args!(
+                        "arbitrate delay {} retry {}",
+                        trace::ns(d),
+                        trace::ns(t0 + d)
+                    ),
+                );
                 self.counters[a].line_wait_ps += d;
                 self.counters[a].busy_ps += d;
                 self.tasks[self.current].clock = t0 + d;
@@ -1663,28 +1675,27 @@ impl Machine {
         }
     }
 
-    /// Traces a request that drew an arbitration delay `d` at `t0`: it is retried at `t0 + d`,
-    /// and the retry's own line (its `wait` without `d`) follows.
-    fn trace_arbitration(
+    /// Prints one trace line for an access by hardware thread `a` requested at `t0`, if the
+    /// trace is on and its window covers `t0`: `@<t0> hw<a> t<task> <line> <kind> <tail>`.
+    #[allow(clippy::too_many_arguments)]
+    fn trace_access(
         &self,
         line: &Line,
         line_addr: usize,
         a: usize,
         kind: Access,
         t0: u64,
-        d: u64,
+        tail: std::fmt::Arguments<'_>,
     ) {
         if let Some(tr) = self.trace {
             if tr.covers(t0) {
                 eprintln!(
-                    "@{} {} t{} {} {} arbitrate delay {} retry {}",
+                    "@{} {} t{} {} {} {tail}",
                     trace::ns(t0),
                     self.hw_label(a),
                     self.current,
                     self.line_label(line, line_addr),
                     access_name(kind),
-                    trace::ns(d),
-                    trace::ns(t0 + d),
                 );
             }
         }
@@ -1703,21 +1714,21 @@ impl Machine {
         wait: u64,
         busy: u64,
     ) {
-        if let Some(tr) = self.trace {
+        if self.trace.is_some() {
             let t0 = self.tasks[self.current].clock;
-            if tr.covers(t0) {
-                eprintln!(
-                    "@{} {} t{} {} {} {} wait {} done {}",
-                    trace::ns(t0),
-                    self.hw_label(a),
-                    self.current,
-                    self.line_label(line, line_addr),
-                    access_name(kind),
+            self.trace_access(
+                line,
+                line_addr,
+                a,
+                kind,
+                t0,
+                format_args!(
+                    "{} wait {} done {}",
                     trace::case_name(what),
                     trace::ns(wait),
-                    trace::ns(t0 + busy),
-                );
-            }
+                    trace::ns(t0 + busy)
+                ),
+            );
         }
         let cnt = &mut self.counters[a];
         cnt.ops += 1;
