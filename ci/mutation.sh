@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The mutation score: applies each mutant of a list (ci/mutation.list) one at a time and reports
 # which checker kills it: a loom model, the shuttle models, the unit/integration tests of lwlock
-# and flexlock, or the release stress test. Nothing in the tree is modified: the script works
+# and flexlock (without features, then with the `stats` counters), or the release stress test. Nothing in the tree is modified: the script works
 # on a scratch copy (target/mutation/src, or $MUTATION_DIR/src), with its own target directories.
 #
 #   ci/mutation.sh                 every mutant, every checker (after the hints) until one kills
@@ -22,7 +22,8 @@
 # Output: one line per mutant, then the table ($MUTATION_DIR/report.md) and the score.
 # Hints (ci/mutation.list): loom:BINARY::MODEL, shuttle, unit (the whole lwlock/flexlock debug
 # suite), test:PACKAGE:BINARY (one integration test binary of that suite, e.g.
-# test:flexlock:serve_limit), stress.
+# test:flexlock:serve_limit), stats (the same suite with `--features stats`, the LWLOCK_STATS
+# counters: the only checker that reads them), stats:PACKAGE:BINARY (one binary of it), stress.
 # Environment:
 #   MUTATION_DIR            the scratch copy, its builds and the report (default
 #                           target/mutation): two runs at once need two directories
@@ -133,13 +134,14 @@ restore_file() { # FILE|...
     cp "$root/$f" "$src/$f"
 }
 
-# Builds of the copy. CONFIG: loom, shuttle, unit, stress. EXTRA: extra rustflags. A `test:`
-# check is a `unit` build restricted to one test binary.
+# Builds of the copy. CONFIG: loom, shuttle, unit, stats, stress. EXTRA: extra rustflags. A
+# `test:` check is a `unit` build restricted to one test binary, a `stats:` check a `stats` build
+# (the unit suites with `--features stats`, in a target directory of their own) restricted so.
 flags_of() { # config extra
     case $1 in
     loom) echo "--cfg loom $2" ;;
     shuttle) echo "--cfg shuttle $2" ;;
-    unit | stress) echo "$2" ;;
+    unit | stats | stress) echo "$2" ;;
     esac
 }
 tdir_of() { # config tag
@@ -171,6 +173,10 @@ build() { # config tag extra-flags [test-binary] → prints nothing; fails on a 
         args=(test -p lwlock -p flexlock --tests --no-run)
         # test:PACKAGE:BINARY: only that binary.
         [ -n "$only" ] && args=(test -p "${only%%:*}" $(test_target "${only#*:}") --no-run)
+        ;;
+    stats)
+        args=(test -p lwlock -p flexlock --features stats --tests --no-run)
+        [ -n "$only" ] && args=(test -p "${only%%:*}" --features stats $(test_target "${only#*:}") --no-run)
         ;;
     stress) args=(test --release -p lwlock --test stress --no-run) ;;
     esac
@@ -240,6 +246,18 @@ run_check() { # config tag mutant check
             cargo test -p "${pkg_bin%%:*}" $(test_target "${pkg_bin#*:}") -- --nocapture --test-threads=1 \
             >"$log" 2>&1) || rc=$?
         ;;
+    stats)
+        (cd "$src" && LWLOCK_MUTANT=$mutant RUSTFLAGS="$(flags_of stats "$5")" \
+            CARGO_TARGET_DIR="$(tdir_of stats "$tag")" timeout "$other_timeout" \
+            cargo test -p lwlock -p flexlock --features stats --tests >"$log" 2>&1) || rc=$?
+        ;;
+    stats:*)
+        local pkg_bin=${check#stats:}
+        (cd "$src" && LWLOCK_MUTANT=$mutant RUSTFLAGS="$(flags_of stats "$5")" \
+            CARGO_TARGET_DIR="$(tdir_of stats "$tag")" timeout "$other_timeout" \
+            cargo test -p "${pkg_bin%%:*}" --features stats $(test_target "${pkg_bin#*:}") -- \
+            --nocapture --test-threads=1 >"$log" 2>&1) || rc=$?
+        ;;
     stress)
         (cd "$src" && LWLOCK_MUTANT=$mutant RUSTFLAGS="$(flags_of stress "$5")" \
             CARGO_TARGET_DIR="$(tdir_of stress "$tag")" timeout "$other_timeout" \
@@ -273,14 +291,14 @@ checks_for() { # hints tag → the checks to run, in order
     [ "$hints" = "-" ] || tr ',' '\n' <<<"$hints"
     if [ $hints_only -eq 0 ]; then
         [ "${MUTATION_LOOM_SWEEP:-1}" = 0 ] || all_loom_checks "$tag"
-        printf '%s\n' shuttle unit stress
+        printf '%s\n' shuttle unit stats stress
     fi
 }
 
 config_of() { # check → config
-    case $1 in loom:*) echo loom ;; test:*) echo unit ;; *) echo "$1" ;; esac
+    case $1 in loom:*) echo loom ;; test:*) echo unit ;; stats:*) echo stats ;; *) echo "$1" ;; esac
 }
-only_of() { # check → the one test binary its build needs (loom: BINARY, test: PACKAGE:BINARY)
+only_of() { # check → the one test binary its build needs (loom: BINARY, test:/stats: PACKAGE:BINARY)
     local c
     case $1 in
     loom:*)
@@ -288,6 +306,7 @@ only_of() { # check → the one test binary its build needs (loom: BINARY, test:
         echo "${c%%::*}"
         ;;
     test:*) echo "${1#test:}" ;;
+    stats:*) echo "${1#stats:}" ;;
     esac
 }
 
@@ -327,7 +346,7 @@ selected() { # the entries this run applies (all, or the NAMEs given)
     entries | awk -F'\t' -v only=" ${only[*]} " 'only == "  " || index(only, " " $1 " ")'
 }
 needed=$(selected | cut -f3 | tr ',' '\n' | grep -vx -- '-' | grep -v '^loom:' || true)
-[ $hints_only -eq 0 ] && needed=$(printf '%s\n' $needed shuttle unit stress)
+[ $hints_only -eq 0 ] && needed=$(printf '%s\n' $needed shuttle unit stats stress)
 [ $sample -eq 1 ] && needed=""
 # The loom runtime build too (every binary: the sweep runs them all), unless no check is loom.
 if [ $hints_only -eq 0 ] || [ -n "$(selected | cut -f3 | grep 'loom:' || true)" ]; then
@@ -389,7 +408,7 @@ while IFS=$'\t' read -r name kind hints patch; do
         # The runtime build of a loom check is every binary (the sweep runs them all); a
         # `test:` check builds its one binary.
         case $c in
-        test:*) ensure_built "$config" runtime "$runtime_flags" "$(only_of "$c")" ;;
+        test:* | stats:*) ensure_built "$config" runtime "$runtime_flags" "$(only_of "$c")" ;;
         *) ensure_built "$config" runtime "$runtime_flags" ;;
         esac
         baseline_ok "$c" || {

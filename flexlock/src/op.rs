@@ -161,7 +161,17 @@ where
         {
             return;
         }
-        me.sleep_until(event, || done.load(Ordering::Acquire) == DONE);
+        // Acquire: pairs with the server's Release swap, as above. The semaphore's own Acquire
+        // does not cover it: the wakeup may be a foreign post (another protocol's, absorbed and
+        // re-posted by `sleep_until`) that arrives after the server's swap and before its post.
+        // Mutant `flex_sleep_done_relaxed` (models only): this load Relaxed; only a model whose
+        // member is woken by a foreign post can tell (`loom_flexlock::flex_leader_foreign_post2`).
+        let order = if lwlock::mutant!("flex_sleep_done_relaxed") {
+            Ordering::Relaxed
+        } else {
+            Ordering::Acquire
+        };
+        me.sleep_until(event, || done.load(order) == DONE);
     }
 
     /// Whether a server is finished with this op (ran it, or handed us its chain), without

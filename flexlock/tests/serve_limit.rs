@@ -153,3 +153,99 @@ fn holder_serves_exactly_max_group_atomic() {
         releaser,
     );
 }
+
+/// The drainer's share on its post-release re-check (LastReleaser), with `max_group` 1 and 2:
+/// the test thread holds the lock while `max_group` submitters queue, then releases, so its
+/// release drains them: one pass of exactly `max_group` operations, which uses up its share with
+/// nothing left on the chain. At that release (a pause of [`FaultLock`], on the drainer's thread
+/// while it still holds the lock) a late submitter pushes; its own re-check fails against the
+/// drainer's hold, and it sleeps. After the release the drainer's re-check finds the late
+/// operation, and having served its share it must hand the queue to that operation's submitter
+/// (which then runs it itself), not take the lock again and run it. The test asserts who ran
+/// the late operation: nothing depends on timing.
+///
+/// Kills the patched mutant `p_drain_share_off_by_one` of `ci/mutation.list` (a drainer that
+/// serves `max_group + 1` operations before handing over).
+#[test]
+fn last_releaser_drainer_hands_a_late_push_over_after_its_share() {
+    use lwlock::fault::{FaultLock, FaultPoint};
+    use std::sync::Mutex;
+    type Late = std::thread::JoinHandle<u32>;
+    let _w = watchdog("drainer's share on its re-check", 60);
+    for max_group in [1usize, 2] {
+        let lock = Arc::new(
+            FlexLock::<FaultLock<RawAtomicLwLock>, Vec<u32>>::with_config(
+                Vec::new(),
+                FlexConfig {
+                    policy: Policy::LastReleaser,
+                    max_group,
+                    tranche: Tranche::PROC_ARRAY,
+                },
+            ),
+        );
+        let drainer = me();
+        let hold = lock.write();
+        let mut early = Vec::new();
+        for k in 0..max_group as u32 {
+            let (tx, rx) = mpsc::channel();
+            let l = lock.clone();
+            early.push(std::thread::spawn(move || {
+                tx.send(me()).unwrap();
+                l.group(move |v| {
+                    v.push(k);
+                    me()
+                })
+            }));
+            let n = rx.recv().unwrap();
+            wait_for("the submitter to queue", || lock.group_head() == Some(n));
+            // Its re-check (the second conditional acquire) has failed against `hold`.
+            wait_for("the submitter's re-check", || {
+                lock.raw().calls(FaultPoint::ConditionalAcquire) >= 2 * (u64::from(k) + 1)
+            });
+        }
+        // The drainer's release (release call 1, made by `hold`'s drop): the late push, while
+        // the drainer still holds the lock.
+        let late: Arc<Mutex<Option<(u32, Late)>>> = Arc::default();
+        let (weak, slot) = (Arc::downgrade(&lock), late.clone());
+        lock.raw().pause_at(FaultPoint::Release, 1, move || {
+            let lock = weak.upgrade().expect("the test holds the lock");
+            let (tx, rx) = mpsc::channel();
+            let l = lock.clone();
+            let h = std::thread::spawn(move || {
+                tx.send(me()).unwrap();
+                l.group(|v| {
+                    v.push(u32::MAX);
+                    me()
+                })
+            });
+            let n = rx.recv().unwrap();
+            wait_for("the late submitter to queue", || {
+                lock.group_head() == Some(n)
+            });
+            let want = 2 * (max_group as u64 + 1);
+            wait_for("the late submitter's re-check", || {
+                lock.raw().calls(FaultPoint::ConditionalAcquire) >= want
+            });
+            *slot.lock().unwrap() = Some((n, h));
+        });
+        drop(hold);
+        for h in early {
+            assert_eq!(
+                h.join().unwrap(),
+                drainer,
+                "max_group {max_group}: the first pass"
+            );
+        }
+        let (late_record, h) = late.lock().unwrap().take().expect("the late push was made");
+        let ran_by = h.join().unwrap();
+        assert_eq!(
+            ran_by, late_record,
+            "max_group {max_group}: the drainer (record {drainer}) ran the late operation after \
+             its share of {max_group} instead of handing it to its submitter"
+        );
+        let mut want: Vec<u32> = (0..max_group as u32).collect();
+        want.push(u32::MAX);
+        assert_eq!(*lock.read(), want, "max_group {max_group}");
+        assert!(lock.group_head().is_none() && !lock.raw().is_locked());
+    }
+}

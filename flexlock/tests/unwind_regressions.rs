@@ -378,3 +378,100 @@ fn handover_target_acquire_unwind_hands_the_rest_on() {
         }
     }
 }
+
+/// LastReleaser, max_group 1: the holder's release drains the chain `A, T`, runs A's operation
+/// (its share) and hands the rest, T, over; T's `acquire` unwinds, with nothing behind it on the
+/// chain. Meanwhile a late submitter L pushed onto the queue while the drainer still held the
+/// lock (a pause at the drainer's release), so L's own re-check failed and L sleeps; the
+/// drainer, having handed over, never looks at the queue again. The only thread left to find
+/// L's operation is T, on its unwind path: with no rest to hand on it must do the releaser half
+/// of the handshake (fence, load the head, take the lock, drain). Checked: L's operation ran
+/// exactly once, on T's thread; T gets its panic, its operation not run; the lock is free.
+///
+/// Kills the patched mutant `p_handover_unwind_no_recheck` of `ci/mutation.list` (the target
+/// that unwound leaves without that re-check: L is stranded while the lock is free).
+#[test]
+fn handover_target_acquire_unwind_finds_a_late_push() {
+    use std::sync::Mutex;
+    type Late = std::thread::JoinHandle<std::thread::Result<u32>>;
+    let _w = watchdog("handover_target_acquire_unwind_late_push", 60);
+    lwlock::fault::quiet_injected_panics();
+    let lock = Arc::new(FlexLock::<Faulty, Vec<u32>>::with_config(
+        vec![0; 3],
+        bounded(Policy::LastReleaser, 1),
+    ));
+    let held = lock.write(); // acquire call 1
+    lock.raw().arm(FaultPoint::Acquire, 2); // the handover target's
+    let mut handles = Vec::new();
+    let mut records = Vec::new();
+    for i in 0..2usize {
+        let l = lock.clone();
+        let (n, h) = spawn_numbered(move || {
+            catch_unwind(AssertUnwindSafe(|| {
+                l.group(move |v| {
+                    v[i] += 1;
+                    Proc::current().number()
+                })
+            }))
+        });
+        wait_for("the member to be queued", || lock.group_head() == Some(n));
+        let want = 2 * (i as u64 + 1);
+        wait_for("the re-check", || {
+            lock.raw().calls(FaultPoint::ConditionalAcquire) >= want
+        });
+        records.push(n);
+        handles.push(h);
+    }
+    // Release call 1 is the drainer's (`held`'s drop), made while it still holds the lock.
+    let late: Arc<Mutex<Option<(u32, Late)>>> = Arc::default();
+    let (weak, slot) = (Arc::downgrade(&lock), late.clone());
+    lock.raw().pause_at(FaultPoint::Release, 1, move || {
+        let lock = weak.upgrade().expect("the test holds the lock");
+        let l = lock.clone();
+        let (n, h) = spawn_numbered(move || {
+            catch_unwind(AssertUnwindSafe(|| {
+                l.group(|v| {
+                    v[2] += 1;
+                    Proc::current().number()
+                })
+            }))
+        });
+        wait_for("the late submitter to queue", || {
+            lock.group_head() == Some(n)
+        });
+        wait_for("the late submitter's re-check", || {
+            lock.raw().calls(FaultPoint::ConditionalAcquire) >= 6
+        });
+        *slot.lock().unwrap() = Some((n, h));
+    });
+    drop(held);
+    let (late_record, late_handle) = late.lock().unwrap().take().expect("the late push was made");
+    handles.push(late_handle);
+    let outcomes: Vec<_> = handles
+        .into_iter()
+        .map(|h| {
+            assert!(
+                wait_up_to(Duration::from_secs(10), || h.is_finished()),
+                "hang: the late operation was stranded while the lock is free"
+            );
+            h.join().unwrap()
+        })
+        .collect();
+    assert!(outcomes[0].is_ok(), "the first member is served");
+    let err = outcomes[1]
+        .as_ref()
+        .expect_err("the handover target gets its panic");
+    assert_eq!(injected(err).point, FaultPoint::Acquire);
+    let ran_by = *outcomes[2].as_ref().expect("the late submitter is served");
+    assert_eq!(
+        ran_by, records[1],
+        "the late operation (submitter {late_record}) was run by the handover target's re-check"
+    );
+    assert_eq!(
+        *lock.read(),
+        vec![1, 0, 1],
+        "the target's op did not run, the others once"
+    );
+    assert!(!lock.raw().is_locked() && lock.group_head().is_none());
+    assert_eq!(lock.group(|v| v[0]), 1, "the lock works afterwards");
+}

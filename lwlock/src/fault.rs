@@ -1,6 +1,6 @@
 //! Fault injection for tests (feature `fault-injection`): a lock wrapper that panics at the k-th
-//! call of a chosen trait method, and a hook that makes this thread's next wait-record
-//! registration panic.
+//! call of a chosen trait method (or only pauses there, running a test's hook), and a hook that
+//! makes this thread's next wait-record registration panic.
 //!
 //! The trait ([`RawLwLock`]) allows a lock to unwind out of `acquire`, `conditional_acquire` and
 //! `acquire_or_wait` holding nothing, and out of `release` after the hold was given up. A group
@@ -12,6 +12,12 @@
 //!   begins, so call numbers follow the order in which calls began).
 //!
 //! The panic payload is an [`InjectedFault`], so a test can tell an injected panic from any other.
+//!
+//! A *pause* ([`FaultLock::pause_at`]) injects no fault: at the k-th call of a method it runs a
+//! test's hook on the calling thread **before** the wrapped call (a release included, so the hook
+//! runs while the lock is still held). A test uses it to make another thread reach a given step
+//! of a protocol at exactly that point, for example a push that lands while a drainer still holds
+//! the lock. A pause and an armed fault are independent: a test may set both.
 //!
 //! ```
 //! use lwlock::fault::{FaultLock, FaultPoint, InjectedFault};
@@ -89,6 +95,11 @@ pub struct FaultLock<L> {
     /// Runs on the panicking thread just before the panic (for tests that need another thread to
     /// reach a given step first).
     hook: Mutex<Option<Hook>>,
+    /// `1 + FaultPoint::index` of the paused point, or 0 (checked first, so that an unpaused
+    /// lock takes no mutex per call).
+    paused: AtomicU8,
+    /// The call number that pauses, and the hook it runs.
+    pause: Mutex<Option<(u64, Hook)>>,
 }
 
 impl<L> std::fmt::Debug for FaultLock<L> {
@@ -112,6 +123,8 @@ impl<L> FaultLock<L> {
             at: AtomicU64::new(0),
             fired: AtomicU64::new(0),
             hook: Mutex::new(None),
+            paused: AtomicU8::new(0),
+            pause: Mutex::new(None),
         }
     }
 
@@ -135,6 +148,14 @@ impl<L> FaultLock<L> {
         *self.hook.lock().unwrap_or_else(|e| e.into_inner()) = hook;
         self.at.store(k, Ordering::SeqCst);
         self.armed.store(point.index() as u8 + 1, Ordering::SeqCst);
+    }
+
+    /// Runs `hook` on the calling thread at call number `k` (counting from 1, including calls
+    /// already made) of `point`, before the wrapped lock is called (for `release`: while the lock
+    /// is still held), and goes on normally: no panic. Once; a later `pause_at` replaces it.
+    pub fn pause_at(&self, point: FaultPoint, k: u64, hook: impl Fn() + Send + Sync + 'static) {
+        *self.pause.lock().unwrap_or_else(|e| e.into_inner()) = Some((k, Arc::new(hook)));
+        self.paused.store(point.index() as u8 + 1, Ordering::SeqCst);
     }
 
     /// No more faults.
@@ -165,9 +186,31 @@ impl<L> FaultLock<L> {
     /// the order in which the calls began, not the order in which wrapped releases returned.
     fn count(&self, point: FaultPoint) -> Option<u64> {
         let call = self.calls[point.index()].fetch_add(1, Ordering::SeqCst) + 1;
+        self.pause_if_due(point, call);
         (self.armed.load(Ordering::SeqCst) == point.index() as u8 + 1
             && call == self.at.load(Ordering::SeqCst))
         .then_some(call)
+    }
+
+    /// Runs the pause's hook if call `call` of `point` is the paused one (then the pause is
+    /// spent). The hook runs outside the pause's mutex: it may block on other threads' calls.
+    fn pause_if_due(&self, point: FaultPoint, call: u64) {
+        if self.paused.load(Ordering::SeqCst) != point.index() as u8 + 1 {
+            return;
+        }
+        let hook = {
+            let mut pause = self.pause.lock().unwrap_or_else(|e| e.into_inner());
+            match pause.as_ref() {
+                Some((at, _)) if *at == call => {
+                    self.paused.store(0, Ordering::SeqCst);
+                    pause.take().map(|(_, hook)| hook)
+                }
+                _ => None,
+            }
+        };
+        if let Some(hook) = hook {
+            hook();
+        }
     }
 
     /// Runs the hook, counts the fault and panics with its payload.

@@ -658,10 +658,10 @@ pub fn sample_waits() -> Vec<WaitSample> {
     out
 }
 
-/// Read-only probes of lock-internal state for model assertions (loom and shuttle only): a
-/// model may assert on what a wait record's owner cannot see from outside, such as whether a
-/// record is still queued after a release that had to wake it.
-#[cfg(any(loom, shuttle))]
+/// Read-only probes of lock-internal state for model and test assertions: a model or a test may
+/// assert on what a wait record's owner cannot see from outside, such as whether a record is
+/// still queued after a release that had to wake it (a release takes the waiters it wakes off
+/// the list before it returns, so the answer right after it is the same whatever the scheduling).
 pub mod probe {
     use super::{lw_waiting, Proc};
     use crate::sync::Ordering;

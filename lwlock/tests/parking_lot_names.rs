@@ -310,6 +310,58 @@ fn fair_rounds(m: &Arc<FairMutex<Vec<u32>>>, cpu: usize) {
     }
 }
 
+/// `FairMutexGuard::bump` with a thread queued: the twin of
+/// [`fair_mutex_hands_over_on_every_unlock`] for a bump. A fair bump hands the mutex to the
+/// queued thread (granted in the word before it is woken) and then queues the bumping thread
+/// behind it, so when `bump` returns the waiter's section has run in between: its push is in the
+/// data. A bump that unlocked plainly and locked again would take the mutex straight back, the
+/// woken waiter not yet running: as in the unlock test the waiter is pinned to the holder's CPU
+/// with the `SCHED_IDLE` policy for the bump, so it cannot run before the holder's re-acquire
+/// (the holder itself is the newcomer that must not barge; no other thread contends, so the
+/// holder never blocks and frees its CPU early). Repeated for 20 rounds.
+///
+/// Kills the patched mutant `p_fair_mutex_plain_bump` of `ci/mutation.list`.
+#[test]
+fn fair_mutex_bump_hands_over_to_the_queued_thread() {
+    let _dog = common::Watchdog::new("fair_mutex bump", Duration::from_secs(120));
+    let m = Arc::new(FairMutex::new(Vec::<u32>::new()));
+    let holder = {
+        let m = m.clone();
+        std::thread::spawn(move || {
+            let cpu = current_cpu();
+            pin(cpu);
+            for round in 0..20u32 {
+                let mut held = m.lock();
+                let (tx_proc, rx_proc) = mpsc::channel();
+                let waiter = {
+                    let m = m.clone();
+                    std::thread::spawn(move || {
+                        pin(cpu);
+                        tx_proc
+                            .send((lwlock::Proc::current().number(), thread_id()))
+                            .expect("send the record number");
+                        m.lock().push(round); // queues behind `held`
+                    })
+                };
+                let (proc, tid) = rx_proc.recv().expect("the waiter's record number");
+                wait_until_queued(proc);
+                set_idle(tid, true);
+                FairMutexGuard::bump(&mut held);
+                let ran_between = held.last() == Some(&round);
+                set_idle(tid, false);
+                drop(held);
+                waiter.join().expect("the waiter");
+                assert!(
+                    ran_between,
+                    "round {round}: bump took the mutex back before the queued thread ran"
+                );
+            }
+        })
+    };
+    holder.join().expect("the holder");
+    assert_eq!(*m.lock(), (0..20).collect::<Vec<_>>());
+}
+
 /// Two threads contending on a `FairMutex` for a count, every unlock fair: each section is
 /// counted, one holder at a time.
 #[test]
@@ -433,8 +485,46 @@ fn once_concurrent_callers_run_the_closure_exactly_once() {
     }
 }
 
+/// Waits until thread `tid` of this process sleeps in a futex wait on the word at `addr`. On
+/// Linux it reads `/proc/self/task/TID/syscall`, which names the system call a blocked thread is
+/// in and its arguments (the first is the futex word's address); elsewhere it gives the thread
+/// 10 ms.
+fn wait_until_futex_sleeping(tid: i32, addr: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        let path = format!("/proc/self/task/{tid}/syscall");
+        let start = std::time::Instant::now();
+        loop {
+            let line = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("cannot read {path}: {e}"));
+            let mut fields = line.split_whitespace();
+            let nr = fields.next().and_then(|f| f.parse::<libc::c_long>().ok());
+            let arg0 = fields
+                .next()
+                .and_then(|f| usize::from_str_radix(f.trim_start_matches("0x"), 16).ok());
+            if nr == Some(libc::SYS_futex) && arg0 == Some(addr) {
+                return;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "thread {tid} never slept on the futex word at {addr:#x} (last: {line:?})"
+            );
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (tid, addr);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// A caller waiting for a closure that panics panics too (the Once is poisoned); a forced call
 /// after it runs its own closure, told of the poison.
+///
+/// Kills the patched mutant `p_once_poison_no_wake` of `ci/mutation.list` (a runner that wakes
+/// the sleepers only when its closure returns) on every run: the closure fails only once the
+/// waiter sleeps on the word.
 #[test]
 fn once_waiter_of_a_panicking_closure_panics() {
     let _dog = common::Watchdog::new("once poison waiter", Duration::from_secs(60));
@@ -454,19 +544,32 @@ fn once_waiter_of_a_panicking_closure_panics() {
     rx_in.recv().expect("the closure runs");
     assert_eq!(o.state(), OnceState::InProgress);
     let ran = Arc::new(AtomicU32::new(0));
+    let (tx_tid, rx_tid) = mpsc::channel();
     let waiter = {
         let (o, ran) = (o.clone(), ran.clone());
         std::thread::spawn(move || {
+            tx_tid.send(thread_id()).expect("send the thread id");
             o.call_once(|| {
                 ran.fetch_add(1, Ordering::Relaxed);
             })
         })
     };
-    // Gives the waiter time to go to sleep on the word (the likelier path to cover); the
-    // assertions hold whether it sleeps first or finds the Once already poisoned.
-    std::thread::sleep(Duration::from_millis(10));
+    // The closure fails only once the waiter sleeps on the word: the poisoning runner must wake
+    // it (a runner that woke sleepers only on success would leave it asleep: a hang, reported
+    // below). Waiting for the sleep itself, not for a fixed time, makes that path the one taken
+    // on every run, however loaded the machine.
+    let word = &*o as *const Once as usize;
+    wait_until_futex_sleeping(rx_tid.recv().expect("the waiter's thread id"), word);
     tx_fail.send(()).expect("let the closure fail");
     assert!(runner.join().is_err(), "the closure's panic propagates");
+    let start = std::time::Instant::now();
+    while !waiter.is_finished() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "a caller asleep on a Once whose closure panicked was never woken"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
     assert!(
         waiter.join().is_err(),
         "a caller waiting for a closure that panicked must panic"

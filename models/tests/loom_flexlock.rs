@@ -33,10 +33,12 @@ type Flex = FlexLock<RawAtomicLwLock, Data>;
 /// Submits `me`'s operation and checks what comes back. The operation also writes a cell owned by
 /// the submitter, which the submitter reads after `group` returned: if it returned before its
 /// operation was applied (on whichever thread ran it), loom reports the unordered accesses.
-fn submit(lock: &Flex, me: usize) {
+/// Returns whether another thread ran the operation (the submitter waited for it as a member).
+fn submit(lock: &Flex, me: usize) -> bool {
+    let submitter = thread::current().id();
     let done = Arc::new(Protected::new(0u64));
     let cell = done.clone();
-    let (who, seq) = lock.group(move |d: &mut Data| {
+    let (who, seq, by_other) = lock.group(move |d: &mut Data| {
         d.applied[me] += 1;
         assert_eq!(d.applied[me], 1, "operation {me} ran twice");
         d.a += 1;
@@ -44,12 +46,13 @@ fn submit(lock: &Flex, me: usize) {
         // SAFETY: only this operation writes the cell, and the submitter reads it only after
         // `group` returned, which must be after this operation ran.
         unsafe { cell.write(|x| *x = d.a) };
-        (me, d.a)
+        (me, d.a, thread::current().id() != submitter)
     });
     assert_eq!(who, me, "a submitter got another operation's result");
     // SAFETY: see above; the model checks that the operation's write happens-before this read.
     let seen = unsafe { done.read(|x| *x) };
     assert_eq!(seen, seq, "group returned before its operation was applied");
+    by_other
 }
 
 /// A reader: never overlaps a group (loom race check) and sees the pair equal.
@@ -322,6 +325,60 @@ fn drainer_and_late_submitter() {
 models::loom_model! {
     /// Last-releaser policy, a push between an exclusive drainer's detach and its release: the drainer's post-release fence and re-check find it, nothing is stranded.
     flex_last_releaser_drain3, threads: 3, bound: Some(3), || with_spins(1, drainer_and_late_submitter)
+}
+
+/// Executions of [`member_with_foreign_post`] in which the main thread's operation was run by
+/// the other thread: it waited on its operation as a group member, with the foreign post on its
+/// semaphore. Counted outside the model, checked after the exploration.
+static SERVED_WITH_FOREIGN_POST: AtomicUsize = AtomicUsize::new(0);
+
+/// Leader policy, as [`two_submitters`] with members spinning once, and with a *foreign post*
+/// already on the main thread's semaphore when it submits: a wakeup meant for another protocol
+/// (PostgreSQL's semaphores are shared by every protocol a backend takes part in, hence the
+/// `extraWaits` idiom). When the main thread sleeps as a member, its first `sem.lock` returns at
+/// once on that post, possibly after the leader's DONE swap and before the leader's own post: the
+/// member's Acquire load of DONE is then all that orders the leader's run of the operation
+/// before the member reads its result (the model's cell and the op's state). Checked too: every
+/// post is accounted for (the foreign one re-posted if absorbed, the leader's consumed or left
+/// over: one post on the record at the end).
+fn member_with_foreign_post() {
+    let lock = Arc::new(Flex::new(Data::default(), Policy::Leader));
+    let mut g = lock.write();
+    g.a += 1;
+    g.b += 1;
+    let l = lock.clone();
+    let t = thread::spawn(move || submit(&l, 1));
+    drop(g);
+    let me = Proc::current();
+    me.sem().unlock(); // the foreign post
+    let served = submit(&lock, 0);
+    t.join().unwrap();
+    finish(&lock, 2, 1);
+    assert_eq!(me.sem().count(), 1, "a post was lost or invented");
+    if served {
+        count(&SERVED_WITH_FOREIGN_POST);
+    }
+}
+
+/// After the exploration: the interleaving of interest happened.
+fn member_with_foreign_post_explored(outcome: Outcome) {
+    let n = counted(&SERVED_WITH_FOREIGN_POST);
+    eprintln!(
+        "flex_leader_foreign_post2: of {} executions, {n} had the member with the foreign post \
+         served by the leader",
+        outcome.executions
+    );
+    assert!(
+        n > 0,
+        "no execution had the member with the foreign post served by the leader"
+    );
+}
+
+models::loom_model! {
+    /// Leader policy, a member woken by a foreign post on its semaphore: its Acquire load of DONE still orders the leader's run before its return; every post is accounted for.
+    flex_leader_foreign_post2, threads: 2, bound: Some(4),
+    || with_spins(1, member_with_foreign_post),
+    then: member_with_foreign_post_explored
 }
 
 // ---- fault models ------------------------------------------------------------------------
@@ -775,6 +832,19 @@ mod mutants {
             "flex_leader_repush3",
             "flex_wake_link_reset_late",
             Failure::Assertion("completed without running"),
+            T,
+        );
+    }
+
+    /// A member's check of DONE after a wakeup Relaxed: woken by a foreign post after the
+    /// leader's DONE swap, it reads its result unordered with the leader's run of it.
+    #[cfg(lwlock_mutant = "runtime")]
+    #[test]
+    fn mutant_flex_sleep_done_relaxed() {
+        expect_caught(
+            "flex_leader_foreign_post2",
+            "flex_sleep_done_relaxed",
+            Failure::Race,
             T,
         );
     }
