@@ -60,10 +60,10 @@ const DONE: u8 = 2;
 
 /// How many times a submitter checks for completion before sleeping on its semaphore. A leader on
 /// another core usually finishes a small group within this; a sleep costs two system calls and a
-/// context switch. PostgreSQL sleeps at once. With `examples/eot.rs` (2 cores, 32 threads, one run
-/// each) the Leader policy went from 86 to 115 M ops/s with no outside work; with 200 and 1000
-/// iterations of outside work the difference was within noise. Under loom and shuttle a model
-/// may lower it (`lwlock::sync::set_model_spin_limit`) to explore the sleep/post path.
+/// context switch. PostgreSQL sleeps at once. The measurement behind the count is in
+/// `docs/results.md` ("The group locks' constants, measured"; dated figures live there, not in
+/// code). Under loom and shuttle a model may lower it (`lwlock::sync::set_model_spin_limit`) to
+/// explore the sleep/post path.
 pub(crate) const SPINS_BEFORE_SLEEP: u32 = 200;
 
 impl OpHeader {

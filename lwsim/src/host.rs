@@ -2,8 +2,11 @@
 //! wake made on real threads (a program's set-up before [`crate::run`], or a lock used outside
 //! one) must still be a futex. Emulated with std only: one process-wide mutex and condition
 //! variable, with the kernel's contract (`FUTEX_WAIT` compares and sleeps atomically with respect
-//! to `FUTEX_WAKE`, spurious returns allowed; the same emulation lwlock's loom and shuttle
-//! backends use for their futexes).
+//! to `FUTEX_WAKE`, spurious returns allowed). This emulation orders more than a kernel futex
+//! does (its compare is a SeqCst load under the mutex, and every wake is an edge to every
+//! sleeper); that is harmless here, where it only serves set-up code outside a simulation. The
+//! model checkers' backends (lwlock's `sync/model.rs`) emulate the futex differently, giving
+//! only the ordering a kernel futex gives.
 //!
 //! A waiter compares the word while holding the mutex and sleeps by releasing it atomically; a
 //! waker changed the word before its wake and takes the mutex to notify, so it either runs before

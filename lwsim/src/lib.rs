@@ -31,8 +31,9 @@
 //!   sleeper's clock (plus timer slack). Lock-holder preemption is not scripted: a holder whose
 //!   slice ends is queued behind the other threads of its core like any thread.
 //! * **Profiles** ([`profile`]): JSON files, each value with its source; built-in by name
-//!   (`this-machine`, `xeon-2s-broadwell`, `xeon-4s-westmere-ex`, `epyc-2s-genoa`, compiled in
-//!   from the crate's `profiles/`) or by path.
+//!   (`this-machine`, `xeon-2s-broadwell`, `xeon-4s-nehalem-ex`, `xeon-4s-westmere-ex`,
+//!   `xeon-8s-westmere-ex`, `epyc-2s-genoa`, compiled in from the crate's `profiles/`) or by
+//!   path.
 //! * **Counters** ([`Report`]): per simulated core and per watched line (lock): virtual time,
 //!   operations, line transfers by kind, time waiting for a line, futex sleeps and wakes,
 //!   preemptions, context switches; simulated events per real second.

@@ -9,11 +9,9 @@ use lwlock::Tranche;
 
 /// Operations one server runs per exclusive hold before handing the rest over, unless configured.
 ///
-/// Measured with `examples/eot.rs` on a 2-core machine (2 cores, 32 threads, one 1 s run
-/// each for h = 4, 16, 64): groups averaged 1.0–1.1 operations (largest 32), so the bound almost
-/// never bit and the throughput differences were within the machine's noise. 64, above the thread
-/// counts measured, keeps handovers for genuine pile-ups, where a bound protects the leader's own
-/// latency (CC-Synch's reason for *h*).
+/// 64, above the thread counts measured, keeps handovers for genuine pile-ups, where a bound
+/// protects the leader's own latency (CC-Synch's reason for *h*); the runs behind the choice are
+/// in `docs/results.md` ("The group locks' constants, measured").
 pub const DEFAULT_MAX_GROUP: usize = 64;
 
 /// How a FlexLock runs operations it cannot run at once.

@@ -126,10 +126,9 @@ impl<L: RawLwLock, T> Core<L, T> {
             // Holder-serves: complete the served operations *before* the release. Their
             // submitters sleep in `L`, not on the operation (except members of a handed-over
             // chain, rare), so this usually posts nothing and makes no system call under the
-            // lock; completing them after the release would let
-            // submitters that `L`'s release wakes find their operation not yet done and take
-            // the lock again for nothing (measured: 64 threads on 2 cores, 3 M instead of 30 M
-            // ops/s).
+            // lock; completing them after the release would let submitters that `L`'s release
+            // wakes find their operation not yet done and take the lock again for nothing (the
+            // measured cost: docs/results.md, "The group locks' constants, measured").
             if !recheck {
                 if group_list::wake(done_first, done_last, me) {
                     mine = Mine::Done;

@@ -29,13 +29,11 @@
 //! detach, or the queue empty since its push): the operation is on a chain some server owns and
 //! will serve or hand over, so after its spin that submitter sleeps on the operation instead of
 //! waiting in `L`. Only a submitter whose record may still be on the queue (not detached, or a
-//! chain of its record alone, which may leave no sign) waits in `L`. Measured (simulated,
-//! `xeon-2s-broadwell`, 64 cores, end-xact at 64 clients): without the detached case, submitters
-//! whose operation was already in a 64-operation batch outlasted their ~1 µs spin and queued in
-//! `L` by the dozen; `L`'s wait-list lock (its `queue_self`, and every release's wakeup of all
-//! WAIT_UNTIL_FREE waiters) then took 83 % of all line transfers (166 transfers and 536 µs of line
-//! wait per operation, 0.117 M ops/s); with it, 24.5 transfers per operation and 0.57 M ops/s.
-//! What remains is posting: nearly every submitter at 64 clients now sleeps on its operation,
+//! chain of its record alone, which may leave no sign) waits in `L`. Without the detached case,
+//! submitters whose operation was already in a large batch outlast their spin and queue in `L`
+//! by the dozen, and `L`'s wait-list lock (its `queue_self`, and every release's wakeup of all
+//! WAIT_UNTIL_FREE waiters) takes most of the line transfers (the simulated figures:
+//! `docs/results.md`, "The group locks' constants, measured"). What remains is posting: nearly every submitter at 64 clients now sleeps on its operation,
 //! and a holder completes (posts) before its release, inside the hold, where the last releaser
 //! posts after it. A shared release is a plain release. Mutant
 //! `flex_holder_sleeps_on_op` (models only) sleeps on the operation instead, trusting holders:
