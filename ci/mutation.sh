@@ -430,7 +430,16 @@ while IFS=$'\t' read -r name kind hints patch; do
             elif grep -q 'deadlock' "$mdir/check.log"; then
                 how="deadlock"
             else
-                how=$(grep -m1 -A1 'panicked at' "$mdir/check.log" | tail -1 | cut -c1-80 || true)
+                # The failing test's own panic: under --nocapture the expected panics of tests
+                # that passed print too, so take the first test libtest lists under "failures:"
+                # and the message of its thread (the first panic otherwise).
+                failed=$(awk '/^failures:$/ { f = 1; next } f && /^    [^ ]/ { print $1; exit }' \
+                    "$mdir/check.log" || true)
+                how=""
+                if [ -n "$failed" ]; then
+                    how=$(grep -F -m1 -A1 "thread '$failed'" "$mdir/check.log" | tail -1 | cut -c1-80 || true)
+                fi
+                [ -n "$how" ] || how=$(grep -m1 -A1 'panicked at' "$mdir/check.log" | tail -1 | cut -c1-80 || true)
                 how=${how:-failed}
             fi
             break
