@@ -10,6 +10,7 @@
 //! * [`report`]: the rows of the CSV files.
 //! * [`figures`]: the stdout tables, `summary.md` and the SVGs, in each workload's unit.
 //! * [`jobs`]: `--jobs`, simulated trials side by side, their results in sweep order.
+//! * [`pg`]: `lwbench pg record`, a real PostgreSQL server's LWLock traffic as a trace.
 //! * [`sensitivity`]: `--set` overrides and the `--sensitivity` table.
 //! * [`Lwbench`]: a user's own lock in the whole harness, and under `lwtorture`.
 //! * From `lwharness`: [`locks`] (the lock families and, as a facade, the registry),
@@ -21,6 +22,7 @@ pub mod cli;
 pub mod experiment;
 pub mod figures;
 pub mod jobs;
+pub mod pg;
 pub mod report;
 pub mod sensitivity;
 
@@ -106,6 +108,9 @@ impl Lwbench {
             }
         }
         let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+        if args.get(1).is_some_and(|a| a == "pg") {
+            return pg::main_with(args[2..].to_vec());
+        }
         if args.get(1).is_some_and(|a| a == "torture") {
             let mut program = args[0].clone();
             program.push(" torture");
