@@ -10,6 +10,7 @@
 //! * [`flex`]: the lock families of the group-commit locks (`flexlock`).
 //! * [`registry`]: the one lock registry (built-in locks and locks registered at run time).
 //! * [`pgshared`]: the PostgreSQL shared state (xid counter, CLOG, buffer header).
+//! * [`pgtrace`]: a recorded PostgreSQL LWLock trace (`lwbench pg record`): format and reader.
 //! * [`lmgr`]: the heavyweight lock manager's partition and fast-path LWLocks.
 //! * [`bufmgr`]: a hot buffer as 9.1 reached it (mapping partition lock, header spinlock).
 //! * [`snapshot`]: proc-array layouts and snapshot strategies (scan, reuse, optimistic, shared).
@@ -50,6 +51,8 @@ pub mod parse;
 pub mod perf;
 #[cfg(not(loom))]
 pub mod pgshared;
+#[cfg(not(loom))]
+pub mod pgtrace;
 #[cfg(not(loom))]
 pub mod registry;
 #[cfg(not(loom))]

@@ -70,6 +70,10 @@ impl Cluster {
              -c autovacuum=off -c max_connections=100",
             c.port, c.host, settings.shared_buffers, settings.synchronous_commit
         );
+        // From here on the drop stops a server that may have started, whatever `pg_ctl start`
+        // reports (an interrupt or its timeout can leave the postmaster running: it is in a
+        // session of its own, out of pg_ctl's process group).
+        c.started = true;
         process::run(
             as_postgres(&c.bin.join("pg_ctl"))
                 .args(["-w", "-t", "60", "-D"])
@@ -80,7 +84,6 @@ impl Cluster {
             &c.log("pg_ctl-start"),
             "pg_ctl start",
         )?;
-        c.started = true;
         Ok(c)
     }
 
@@ -152,20 +155,39 @@ impl Cluster {
     }
 }
 
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        if self.owned && self.started {
+impl Cluster {
+    /// Stops a server this recording started: `pg_ctl stop -m fast`, then `-m immediate`, then
+    /// SIGKILL to the postmaster of `postmaster.pid`, each only while that file remains.
+    fn stop(&self) {
+        let pidfile = self.data.join("postmaster.pid");
+        for mode in ["fast", "immediate"] {
+            if !pidfile.exists() {
+                return;
+            }
             let stop = process::run_cleanup(
                 as_postgres(&self.bin.join("pg_ctl"))
-                    .args(["-w", "-t", "60", "-m", "fast", "-D"])
+                    .args(["-w", "-t", "30", "-m", mode, "-D"])
                     .arg(&self.data)
                     .arg("stop"),
                 &self.log("pg_ctl-stop"),
                 "pg_ctl stop",
             );
             if let Err(e) = stop {
-                eprintln!("lwbench pg: stopping the throwaway server: {e:?}");
+                eprintln!("lwbench pg: pg_ctl stop -m {mode} of the throwaway server: {e:?}");
             }
+        }
+        if let Ok(pid) = self.postmaster_pid() {
+            eprintln!("lwbench pg: killing the throwaway server's postmaster {pid}");
+            // SAFETY: kill(2) of the postmaster this recording started.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+        }
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        if self.owned && self.started {
+            self.stop();
         }
         if let Err(e) = std::fs::remove_dir_all(&self.scratch) {
             eprintln!("lwbench pg: removing {}: {e}", self.scratch.display());

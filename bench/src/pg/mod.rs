@@ -21,6 +21,8 @@ use clap::{Args, Parser, Subcommand};
 use cluster::{Cluster, Settings};
 use process::Failure;
 use serde_json::json;
+use std::collections::BTreeSet;
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Duration;
@@ -149,9 +151,12 @@ fn capabilities() -> Result<(), String> {
     if !cfg!(target_arch = "x86_64") {
         return Err("the probes read x86-64 argument registers; missing capability: x86-64".into());
     }
+    // In a process group of their own, as every child: a Ctrl-C here is an interrupt, not a
+    // missing tool.
     let ok = |prog: &str, arg: &str| {
         Command::new(prog)
             .arg(arg)
+            .process_group(0)
             .output()
             .is_ok_and(|o| o.status.success())
     };
@@ -165,6 +170,7 @@ fn capabilities() -> Result<(), String> {
     if !tracefs.exists() {
         let _ = Command::new("mount")
             .args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"])
+            .process_group(0)
             .output();
         if !tracefs.exists() {
             return Err(
@@ -177,20 +183,25 @@ fn capabilities() -> Result<(), String> {
     Ok(())
 }
 
-/// The newest `/usr/lib/postgresql/N/bin` with a server binary.
+/// The newest `/usr/lib/postgresql/N/bin` with a server binary of a supported major version,
+/// else the newest of any (whose version is then refused, by name).
 fn default_bin() -> Result<PathBuf, String> {
-    let mut best: Option<(u32, PathBuf)> = None;
+    let mut best: Option<(bool, u32, PathBuf)> = None;
     if let Ok(dir) = std::fs::read_dir("/usr/lib/postgresql") {
         for e in dir.flatten() {
             let Some(n) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
                 continue;
             };
             let bin = e.path().join("bin");
-            if bin.join("postgres").is_file() && best.as_ref().map_or(true, |(b, _)| n > *b) {
-                best = Some((n, bin));
+            let key = (tranches::supported(n), n);
+            if bin.join("postgres").is_file()
+                && best.as_ref().map_or(true, |(s, b, _)| key > (*s, *b))
+            {
+                best = Some((key.0, n, bin));
             }
         }
     }
+    let best = best.map(|(_, n, b)| (n, b));
     best.map(|(_, b)| b).ok_or_else(|| {
         "missing capability: a PostgreSQL server (no /usr/lib/postgresql/N/bin/postgres; Debian \
          packages postgresql and postgresql-contrib, or --pg-bin)"
@@ -255,12 +266,42 @@ fn cpu_jiffies() -> (u64, u64) {
     (total - idle, total)
 }
 
-/// The number of children of process `pid` (`/proc/PID/task/PID/children`).
-fn children(pid: u32) -> Result<usize, String> {
+/// The children of process `pid` (`/proc/PID/task/PID/children`).
+fn children(pid: u32) -> Result<BTreeSet<u32>, String> {
     let path = format!("/proc/{pid}/task/{pid}/children");
     std::fs::read_to_string(&path)
-        .map(|s| s.split_whitespace().count())
+        .map(|s| {
+            s.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect()
+        })
         .map_err(|e| format!("cannot read {path}: {e}"))
+}
+
+/// The postmaster's children once no client is connected: its background processes. The set
+/// must stay the same for a second (a backend of a statement just run may not be reaped yet).
+fn background_processes(pm: u32) -> Result<BTreeSet<u32>, Failure> {
+    let start = std::time::Instant::now();
+    let mut last = children(pm)?;
+    let mut since = std::time::Instant::now();
+    loop {
+        std::thread::sleep(Duration::from_millis(50));
+        if process::interrupted() {
+            return Err(Failure::Interrupted);
+        }
+        let now = children(pm)?;
+        if now != last {
+            last = now;
+            since = std::time::Instant::now();
+        } else if since.elapsed() >= Duration::from_secs(1) {
+            return Ok(last);
+        }
+        if start.elapsed() > Duration::from_secs(30) {
+            return Err(Failure::Error(
+                "the server's processes did not settle in 30 s".into(),
+            ));
+        }
+    }
 }
 
 /// User + system CPU of the children process `pid` has waited for (`cutime` + `cstime` of
@@ -281,11 +322,11 @@ fn reaped_cpu_s(pid: u32) -> Result<f64, String> {
     Ok((u + s) as f64 / hz)
 }
 
-/// Waits until the postmaster has only `n` children (its background processes: every
-/// backend that exited has been reaped, so its CPU is counted).
-fn await_backends_gone(pm: u32, n: usize) -> Result<(), Failure> {
+/// Waits until the postmaster has no child but its background processes (every backend that
+/// exited has been reaped, so its CPU is counted).
+fn await_backends_gone(pm: u32, background: &BTreeSet<u32>) -> Result<(), Failure> {
     let start = std::time::Instant::now();
-    while children(pm)? > n {
+    while !children(pm)?.is_subset(background) {
         if start.elapsed() > Duration::from_secs(30) {
             return Err(Failure::Error(
                 "backends of the server still running 30 s after pgbench ended".into(),
@@ -314,18 +355,23 @@ struct Run {
     pgbench_cpu_us_per_txn: f64,
 }
 
+/// Before each run: no dead tuples for the selects to prune, no checkpoint in the middle, and
+/// every backend of these statements gone (reaped), so that the run's CPU is its own.
+fn prepare_run(c: &Cluster, background: &BTreeSet<u32>) -> Result<(), Failure> {
+    c.sql("VACUUM pgbench_accounts, pgbench_branches, pgbench_tellers, pgbench_history")?;
+    c.sql("CHECKPOINT")?;
+    await_backends_gone(c.postmaster_pid()?, background)
+}
+
+/// One pgbench run (after [`prepare_run`]).
 fn pgbench_run(
     c: &Cluster,
     a: &RecordArgs,
     secs: u64,
     tag: &str,
-    background: usize,
+    background: &BTreeSet<u32>,
 ) -> Result<Run, Failure> {
-    // Before each run: no dead tuples for the selects to prune, no checkpoint in the middle.
-    c.sql("VACUUM pgbench_accounts, pgbench_branches, pgbench_tellers, pgbench_history")?;
-    c.sql("CHECKPOINT")?;
     let pm = c.postmaster_pid()?;
-    await_backends_gone(pm, background)?;
     let server0 = reaped_cpu_s(pm)?;
     let mut cmd = c.pgbench();
     let n = a.clients.to_string();
@@ -348,7 +394,12 @@ fn pgbench_run(
         transaction_args(&a.pgbench)?.join(" ")
     );
     let (busy0, _) = cpu_jiffies();
-    let f = process::run(&mut cmd, &c.log(tag), "pgbench")?;
+    let f = process::run_for(
+        &mut cmd,
+        &c.log(tag),
+        "pgbench",
+        Duration::from_secs(secs + 120),
+    )?;
     let (busy1, _) = cpu_jiffies();
     await_backends_gone(pm, background)?;
     let server1 = reaped_cpu_s(pm)?;
@@ -414,6 +465,15 @@ pub fn record(a: &RecordArgs) -> Result<(), Failure> {
         .output()
         .map_err(|e| format!("readelf -n: {e}"))?;
     let markers = probes::parse_markers(&String::from_utf8_lossy(&notes.stdout))?;
+    let phdrs = Command::new("readelf")
+        .arg("-lW")
+        .arg(bin.join("postgres"))
+        .output()
+        .map_err(|e| format!("readelf -lW: {e}"))?;
+    let image = std::fs::read(bin.join("postgres"))
+        .map_err(|e| format!("reading {}: {e}", bin.join("postgres").display()))?;
+    probes::check_markers(&markers, &String::from_utf8_lossy(&phdrs.stdout), &image)?;
+    drop(image);
     std::fs::create_dir_all(&a.out)
         .map_err(|e| format!("--out: cannot create {}: {e}", a.out.display()))?;
 
@@ -453,21 +513,21 @@ pub fn record(a: &RecordArgs) -> Result<(), Failure> {
         "query_mode": a.query_mode,
     });
 
-    // The postmaster's children when no client is connected: its background processes.
-    let pm = cluster.postmaster_pid()?;
-    std::thread::sleep(Duration::from_millis(200));
-    let background = children(pm)?;
+    let postmaster = cluster.postmaster_pid()?;
+    let background = background_processes(postmaster)?;
     eprintln!("lwbench pg record: unprobed pgbench run ({secs} s)");
-    let unprobed = pgbench_run(&cluster, a, secs, "pgbench-unprobed", background)?;
+    prepare_run(&cluster, &background)?;
+    let unprobed = pgbench_run(&cluster, a, secs, "pgbench-unprobed", &background)?;
 
     let group = probes::ProbeGroup::add(&bin.join("postgres"), &markers, &cluster.scratch)?;
-    let postmaster = cluster.postmaster_pid()?;
     eprintln!(
         "lwbench pg record: probed pgbench run ({secs} s, probe group {})",
         group.name
     );
+    // The vacuum and checkpoint before perf attaches: only pgbench's backends are traced.
+    prepare_run(&cluster, &background)?;
     let rec = probes::Recording::start(&group, postmaster, &cluster.scratch)?;
-    let probed = pgbench_run(&cluster, a, secs, "pgbench-probed", background);
+    let probed = pgbench_run(&cluster, a, secs, "pgbench-probed", &background);
     let data = rec.stop()?;
     let probed = probed?;
 
@@ -492,6 +552,12 @@ pub fn record(a: &RecordArgs) -> Result<(), Failure> {
         &cluster.log("perf-script"),
         "perf script",
     )?;
+    if script.stderr.contains("out of order") {
+        return Err(Failure::Error(format!(
+            "perf script reports events out of order (entries and returns could not be paired): {}",
+            script.stderr.trim()
+        )));
+    }
     let mut events = Vec::new();
     for (i, line) in script.stdout.lines().enumerate() {
         match trace::parse_line(line, &group.tag) {
@@ -526,6 +592,16 @@ pub fn record(a: &RecordArgs) -> Result<(), Failure> {
         .map(|i| json!({"pid": backends[i].pid, "transactions": backends[i].txns.len()}))
         .collect();
     let clients: Vec<trace::Backend> = chosen.iter().map(|&i| backends[i].clone()).collect();
+    // Every transaction pgbench counted must be in the trace (the client backends' traced
+    // transactions also hold their start-up's): fewer means perf missed part of the run.
+    let traced: usize = clients.iter().map(|b| b.txns.len()).sum();
+    if (traced as u64) < probed.txns {
+        return Err(Failure::Error(format!(
+            "the trace holds {traced} transactions of the client backends, pgbench processed {}: \
+             the recording missed part of the run",
+            probed.txns
+        )));
+    }
     let steady = trace::steady(&clients, a.skip);
     for (i, s) in steady.iter().enumerate() {
         if s.is_empty() {
@@ -585,6 +661,8 @@ pub fn record(a: &RecordArgs) -> Result<(), Failure> {
                 "pid": b.pid, "transactions_traced": b.txns.len(), "transactions_kept": s.len()
             })).collect::<Vec<_>>(),
             "transactions": steady_txns,
+            "transactions_traced_all_clients": traced,
+            "transactions_pgbench_processed": probed.txns,
             "transactions_in_trace_file": written.iter().map(|s| s.len()).sum::<usize>(),
             "operations": steady_ops,
             "lwlock_operations": lock_ops,
@@ -593,10 +671,18 @@ pub fn record(a: &RecordArgs) -> Result<(), Failure> {
             "other_backends": excluded,
             "background_processes": "not traced: perf follows the postmaster's children forked \
                                      after it attached (background processes started before)",
-            "connection_start_up": "each backend's operations before its first xact_start",
+            "connection_start_up": "each backend's operations before its first xact_start; the \
+                                    transactions of its start-up (InitPostgres) are among the \
+                                    first --skip ones",
+            "lock_identity": "a lock is its address: one lock across backends in the main shared \
+                              memory segment; locks in dynamic shared memory (the PgStats* \
+                              tranches) may map at other addresses in other backends",
         },
         "files": {"trace": "trace.tsv", "summary": "trace-summary.csv"},
     });
+    if process::interrupted() {
+        return Err(Failure::Interrupted);
+    }
     let write = |file: &str, text: &str| {
         std::fs::write(a.out.join(file), text)
             .map_err(|e| Failure::Error(format!("writing {}: {e}", a.out.join(file).display())))

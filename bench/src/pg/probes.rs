@@ -13,6 +13,7 @@
 
 use super::process::{self, Failure};
 use super::trace::Probe;
+use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::Duration;
@@ -117,6 +118,52 @@ pub fn parse_markers(notes: &str) -> Result<Markers, String> {
     }
 }
 
+/// Checks that each marker's address is a file offset too (perf probes a raw address of the
+/// binary as an offset into the file) and points at the USDT site's `nop`: its `LOAD` segment
+/// maps the file one to one (`p_vaddr == p_offset`, as Debian's link of the server does) and the
+/// byte there is `0x90`. A probe anywhere else would patch some other instruction of the running
+/// server. `phdrs` is `readelf -lW BINARY`'s output, `bytes` the binary.
+pub fn check_markers(markers: &Markers, phdrs: &str, bytes: &[u8]) -> Result<(), String> {
+    // LOAD  OFFSET  VIRTADDR  PHYSADDR  FILESIZ  MEMSIZ  FLAGS  ALIGN
+    let loads: Vec<(u64, u64, u64)> = phdrs
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            if f.first() != Some(&"LOAD") || f.len() < 6 {
+                return None;
+            }
+            let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok();
+            Some((hex(f[1])?, hex(f[2])?, hex(f[4])?))
+        })
+        .collect();
+    for (name, at) in [
+        ("transaction__start", markers.start),
+        ("transaction__commit", markers.commit),
+        ("transaction__abort", markers.abort),
+    ] {
+        let Some(&(offset, vaddr, _)) = loads
+            .iter()
+            .find(|&&(_, vaddr, size)| (vaddr..vaddr + size).contains(&at))
+        else {
+            return Err(format!(
+                "the USDT marker {name} at {at:#x} is in no LOAD segment"
+            ));
+        };
+        if offset != vaddr {
+            return Err(format!(
+                "the USDT marker {name} at {at:#x} is in a segment that does not map the file one \
+                 to one (offset {offset:#x}, address {vaddr:#x}): unsupported binary"
+            ));
+        }
+        if bytes.get(at as usize) != Some(&0x90) {
+            return Err(format!(
+                "the USDT marker {name} at {at:#x} is not a nop in the binary: unsupported binary"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A probe group on the server binary, removed on drop.
 #[derive(Debug)]
 pub struct ProbeGroup {
@@ -162,12 +209,14 @@ impl ProbeGroup {
 impl ProbeGroup {
     /// Whether `perf probe -l` still lists the group (true if it cannot tell).
     fn listed(&self) -> bool {
-        Command::new("perf")
-            .args(["probe", "-l"])
-            .output()
-            .map_or(true, |o| {
-                String::from_utf8_lossy(&o.stdout).contains(&format!("{}:", self.name))
-            })
+        match process::run_cleanup(
+            Command::new("perf").args(["probe", "-l"]),
+            &self.log.with_file_name("perf-probe-list.log"),
+            "perf probe -l",
+        ) {
+            Ok(f) => f.stdout.contains(&format!("{}:", self.name)),
+            Err(_) => true,
+        }
     }
 }
 
@@ -216,6 +265,9 @@ pub struct Recording {
     log: PathBuf,
     /// The perf data file.
     pub data: PathBuf,
+    /// Our ends of perf's control and acknowledgement pipes, kept open while perf runs (an end
+    /// closed under it reads as a hang-up, after which perf stops).
+    _control: Option<(std::fs::File, OwnedFd)>,
 }
 
 impl Recording {
@@ -223,30 +275,72 @@ impl Recording {
     pub fn start(group: &ProbeGroup, pid: u32, scratch: &Path) -> Result<Recording, Failure> {
         let data = scratch.join("perf.data");
         let log = scratch.join("perf-record.log");
+        // perf's ring buffer is per CPU: 512 MiB in all, at least 16 MiB per CPU.
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let per_cpu_mb = (512 / cpus).max(16).next_power_of_two();
+        // perf starts with its events disabled (`-D -1`) and enables them on the command
+        // `enable` of its control pipe, acknowledging with `ack` once they are on: the run
+        // starts only then, so no transaction of it goes unrecorded (a file header on disk says
+        // nothing of whether the events are on yet).
+        let (ctl_read, ctl_write) = pipe(0)?;
+        let (ack_read, ack_write) = pipe(1)?;
         let child = process::spawn(
             Command::new("perf")
-                .args(["record", "-q", "-m", "256M", "-e"])
+                .args(["record", "-q", "-D", "-1", "--control"])
+                .arg(format!(
+                    "fd:{},{}",
+                    ctl_read.as_raw_fd(),
+                    ack_write.as_raw_fd()
+                ))
+                .args(["-m", &format!("{per_cpu_mb}M"), "-e"])
                 .arg(format!("{}:*", group.name))
                 .args(["-p", &pid.to_string(), "-o"])
                 .arg(&data),
             &log,
         )?;
+        // Its ends are perf's now.
+        drop((ctl_read, ack_write));
+        let mut ctl = std::fs::File::from(ctl_write);
+        std::io::Write::write_all(&mut ctl, b"enable\n")
+            .map_err(|e| format!("perf record's control pipe: {e}"))?;
+        let ack_fd = ack_read.as_raw_fd();
         let rec = Recording {
             child: Some(child),
             log,
             data,
+            _control: Some((ctl, ack_read)),
         };
         let start = std::time::Instant::now();
-        while std::fs::metadata(&rec.data).map_or(0, |m| m.len()) == 0 {
+        let mut ack = Vec::new();
+        // perf writes `ack\n` and its string's terminating NUL.
+        while !ack.windows(4).any(|w| w == b"ack\n") {
             if process::interrupted() {
                 return Err(Failure::Interrupted);
             }
-            if start.elapsed() > Duration::from_secs(20) {
-                return Err(Failure::Error("perf record did not start in 20 s".into()));
+            if start.elapsed() > Duration::from_secs(30) {
+                return Err(Failure::Error(
+                    "perf record did not enable its events in 30 s".into(),
+                ));
             }
-            std::thread::sleep(Duration::from_millis(20));
+            let mut pfd = libc::pollfd {
+                fd: ack_fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd on the stack; a 100 ms timeout.
+            let n = unsafe { libc::poll(&mut pfd, 1, 100) };
+            if n > 0 {
+                let mut buf = [0u8; 64];
+                // SAFETY: reads into a buffer of ours from a descriptor we own.
+                let r = unsafe { libc::read(ack_fd, buf.as_mut_ptr().cast(), 64) };
+                if r <= 0 {
+                    return Err(Failure::Error(
+                        "perf record exited before enabling its events".into(),
+                    ));
+                }
+                ack.extend_from_slice(&buf[..r as usize]);
+            }
         }
-        std::thread::sleep(Duration::from_millis(200));
         Ok(rec)
     }
 
@@ -275,6 +369,23 @@ impl Drop for Recording {
             process::end(child, &self.log);
         }
     }
+}
+
+/// A pipe `(read end, write end)` for perf's control: both ends close on exec, except the one
+/// `for_perf` names (`0` the read end, `1` the write end), which perf inherits.
+fn pipe(for_perf: usize) -> Result<(OwnedFd, OwnedFd), Failure> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2(2) writes.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(Failure::Error(format!(
+            "pipe: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    // SAFETY: clears FD_CLOEXEC on a descriptor pipe2 just returned.
+    unsafe { libc::fcntl(fds[for_perf], libc::F_SETFD, 0) };
+    // SAFETY: pipe2(2) just returned these two descriptors, owned by nothing else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 /// Events perf lost (the `LOST` counts of `perf report --stats`; the largest one reported).
@@ -323,6 +434,31 @@ mod tests {
         assert!(defs
             .iter()
             .any(|(p, d)| *p == Probe::XactStart && d == "0x1e1f28"));
+    }
+
+    #[test]
+    fn markers_must_be_nops_in_a_one_to_one_segment() {
+        let m = Markers {
+            start: 0x10,
+            commit: 0x11,
+            abort: 0x12,
+        };
+        let phdrs =
+            "  LOAD 0x000000 0x0000000000000000 0x0000000000000000 0x000100 0x000100 R E 0x1000";
+        let mut bytes = vec![0u8; 0x100];
+        assert!(check_markers(&m, phdrs, &bytes)
+            .unwrap_err()
+            .contains("not a nop"));
+        bytes[0x10..0x13].fill(0x90);
+        assert_eq!(check_markers(&m, phdrs, &bytes), Ok(()));
+        let shifted = "  LOAD 0x000000 0x0000000000001000 0x0000000000001000 0x000100 0x000100 R E";
+        assert!(check_markers(&m, shifted, &bytes)
+            .unwrap_err()
+            .contains("no LOAD"));
+        let moved = "  LOAD 0x000010 0x0000000000000000 0x0000000000000000 0x000100 0x000100 R E";
+        assert!(check_markers(&m, moved, &bytes)
+            .unwrap_err()
+            .contains("one to one"));
     }
 
     #[test]

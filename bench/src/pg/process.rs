@@ -1,6 +1,6 @@
 //! Child processes of a recording, and Ctrl-C: every child runs in a process group of its own (a
-//! Ctrl-C at the terminal reaches only `lwbench`), `lwbench` catches SIGINT and SIGTERM in a
-//! flag, and every wait polls that flag, so an interrupted recording ends its children and then
+//! Ctrl-C at the terminal reaches only `lwbench`), `lwbench` catches SIGINT, SIGTERM and SIGHUP
+//! in a flag, and every wait polls that flag, so an interrupted recording ends its children and then
 //! unwinds through the guards that remove its probes and stop its server.
 
 use std::os::unix::process::CommandExt as _;
@@ -16,9 +16,10 @@ extern "C" fn on_signal(_: libc::c_int) {
     INTERRUPTED.store(true, Ordering::SeqCst);
 }
 
-/// Catches SIGINT and SIGTERM in a flag (see the module docs) for the rest of the process.
+/// Catches SIGINT, SIGTERM and SIGHUP in a flag (see the module docs) for the rest of the
+/// process.
 pub fn catch_interrupts() {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: installs a handler that only stores to an atomic (async-signal-safe); the
         // function pointer lives for the whole program.
         unsafe {
@@ -30,7 +31,7 @@ pub fn catch_interrupts() {
     }
 }
 
-/// Whether SIGINT or SIGTERM arrived.
+/// Whether SIGINT, SIGTERM or SIGHUP arrived.
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
@@ -38,7 +39,7 @@ pub fn interrupted() -> bool {
 /// Why a step of a recording did not complete.
 #[derive(Debug)]
 pub enum Failure {
-    /// SIGINT or SIGTERM: exit 130 after the clean-up.
+    /// SIGINT, SIGTERM or SIGHUP: exit 130 after the clean-up.
     Interrupted,
     /// An error with its message: exit 2 after the clean-up.
     Error(String),
@@ -102,8 +103,8 @@ fn wait_inner(
         // SAFETY: our own child's pid; `status` and `usage` are valid for writes.
         let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
         if r == pid {
-            // Reaped here, so `child` must not wait again: forget its handle.
-            std::mem::forget(child);
+            // Reaped here (dropping a `Child` neither waits nor kills).
+            drop(child);
             let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
             let read = |ext| std::fs::read_to_string(log.with_extension(ext)).unwrap_or_default();
             use std::os::unix::process::ExitStatusExt as _;
@@ -123,8 +124,7 @@ fn wait_inner(
         }
         let over = limit.is_some_and(|l| start.elapsed() > l);
         if (interruptible && interrupted()) || over {
-            stop_group(pid);
-            let _ = child.wait();
+            stop_group(&mut child);
             return Err(if over {
                 Failure::Error(format!(
                     "{} still running after {:?}: killed",
@@ -142,38 +142,55 @@ fn wait_inner(
 /// Ends `child` (started by [`spawn`]) and its process group, and reaps it: for a guard that is
 /// dropped with its child still running.
 pub fn end(mut child: Child, log: &Path) {
-    if let Ok(None) = child.try_wait() {
-        stop_group(child.id() as libc::pid_t);
-    }
-    if let Err(e) = child.wait() {
-        eprintln!("lwbench pg: reaping {}: {e}", log.display());
-    }
+    stop_group(&mut child);
+    let _ = log;
 }
 
-/// Sends process group `pgid` SIGTERM, then SIGKILL if it is still there after 5 s.
-fn stop_group(pgid: libc::pid_t) {
-    // SAFETY: plain kill(2) calls on a process group we created.
+/// Ends `child`'s process group and reaps `child`: SIGTERM to the group; once the leader has
+/// exited (reaped here: an unreaped zombie would still count as a member) and no member is
+/// left, done; after 10 s, SIGKILL to the group.
+fn stop_group(child: &mut Child) {
+    let pgid = child.id() as libc::pid_t;
+    // SAFETY: kill(2) on a process group we created.
     unsafe { libc::kill(-pgid, libc::SIGTERM) };
     let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(5) {
-        // SAFETY: signal 0 only checks that the group exists.
-        if unsafe { libc::kill(-pgid, 0) } != 0 {
+    let mut reaped = false;
+    while start.elapsed() < Duration::from_secs(10) {
+        if !reaped {
+            reaped = matches!(child.try_wait(), Ok(Some(_)) | Err(_));
+        }
+        // SAFETY: signal 0 only checks that a member of the group exists.
+        if reaped && unsafe { libc::kill(-pgid, 0) } != 0 {
             return;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
     // SAFETY: as above.
     unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    if !reaped {
+        let _ = child.wait();
+    }
 }
 
-/// Runs `cmd` to its end (see [`wait`]); a non-zero exit is an error quoting its stderr.
+/// Runs `cmd` to its end (see [`wait`]; at most 10 minutes); a non-zero exit is an error
+/// quoting its stderr.
 pub fn run(cmd: &mut Command, log: &Path, what: &str) -> Result<Finished, Failure> {
-    run_inner(cmd, log, what, true)
+    run_inner(cmd, log, what, true, Duration::from_secs(600))
+}
+
+/// As [`run`], with a time limit of `limit`.
+pub fn run_for(
+    cmd: &mut Command,
+    log: &Path,
+    what: &str,
+    limit: Duration,
+) -> Result<Finished, Failure> {
+    run_inner(cmd, log, what, true, limit)
 }
 
 /// Runs a clean-up step to its end even after an interrupt (at most 2 minutes).
 pub fn run_cleanup(cmd: &mut Command, log: &Path, what: &str) -> Result<Finished, Failure> {
-    run_inner(cmd, log, what, false)
+    run_inner(cmd, log, what, false, Duration::from_secs(120))
 }
 
 fn run_inner(
@@ -181,9 +198,9 @@ fn run_inner(
     log: &Path,
     what: &str,
     interruptible: bool,
+    limit: Duration,
 ) -> Result<Finished, Failure> {
     let child = spawn(cmd, log)?;
-    let limit = Duration::from_secs(if interruptible { 600 } else { 120 });
     let f = wait_inner(child, log, Some(limit), interruptible)?;
     if !f.status.success() {
         return Err(Failure::Error(format!(

@@ -3,33 +3,18 @@
 //! mode, entry point, result and times), the steady state cut out of them, and the files a
 //! recording writes (`trace.tsv`, `trace-summary.csv`).
 //!
-//! # The trace file (`trace.tsv`, format 1)
-//! Comment lines (`# ...`) first: the format version and the column list; then a header row and
-//! one tab-separated row per operation, in each client's order:
-//!
-//! | column | meaning |
-//! |---|---|
-//! | `client` | the client backend, numbered from 0 in the order they connected |
-//! | `txn` | the transaction, numbered from 0 within the client's steady state |
-//! | `seq` | the operation's place within its transaction |
-//! | `t_ns` | when the operation was entered, ns after its transaction's `xact_start` |
-//! | `dur_ns` | entry to return, for the entry points probed at their return (`-` otherwise) |
-//! | `entry` | `acquire` (`LWLockAcquire`), `conditional` (`LWLockConditionalAcquire`), `acquire_or_wait`, `wait_for_var`, `release`; the markers `xact_start`, `xact_commit`, `xact_abort` (the transaction__start/commit/abort probes), `end_xact` / `end_xact_done` (`ProcArrayEndTransaction`'s entry and return: the group-clear call site), `set_status` / `set_status_done` (`TransactionIdSetTreeStatus`: the CLOG-group call site) |
-//! | `tranche_id`, `tranche` | the lock's tranche id and its name in the server's major version (`-` for markers) |
-//! | `lock` | the lock's identity within the trace: locks numbered from 0 in order of first use (`-` for markers) |
-//! | `mode` | `exclusive`, `shared`, `wait_until_free`; a release takes the mode of the acquire it ends (`unknown` if that acquire was not traced); `-` for `wait_for_var` and markers |
-//! | `result` | `acquire`: `immediate` or `waited` (its return value); `conditional`: `acquired` or `failed`; `acquire_or_wait`: `acquired` or `waited`; `wait_for_var`: `free` or `changed`; `end_xact`: `xid` or `no_xid` (its `latestXid`); `set_status`: the status (`committed`, `aborted`, `sub_committed`); `-` otherwise |
-//!
-//! A transaction runs from one `xact_start` to the next of its backend, so the work a backend
-//! does after a commit (statistics, the next query's reception) belongs to the transaction that
-//! committed. What comes before a backend's first `xact_start` (connection start-up) is not a
-//! transaction and is left out.
+//! The trace file's format (`trace.tsv`, format 1) is defined, with its reader, in
+//! [`lwharness::pgtrace`]: one row per operation of a client backend's steady-state
+//! transactions, in order, ending with a `# end: ROWS rows` line. A transaction runs from one
+//! `xact_start` to the next of its backend, so the work a backend does after a commit
+//! (statistics, the next query's reception) belongs to the transaction that committed. What
+//! comes before a backend's first `xact_start` (connection start-up) is not a transaction and is
+//! left out.
 
+pub use lwharness::pgtrace::{Entry, Mode, FORMAT};
+use lwharness::pgtrace::{COLUMNS, TITLE};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
-
-/// The version written in every trace's header.
-pub const FORMAT: u32 = 1;
 
 /// One probe of a recording: its event name within the recording's group, and what it marks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -208,103 +193,15 @@ fn parse_time_ns(s: &str) -> Result<u64, String> {
     Ok(sec * 1_000_000_000 + frac.parse::<u64>().expect("digits") * scale)
 }
 
-/// An entry point of the trace file's `entry` column.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Entry {
-    /// `LWLockAcquire`.
-    Acquire,
-    /// `LWLockConditionalAcquire`.
-    Conditional,
-    /// `LWLockAcquireOrWait`.
-    AcquireOrWait,
-    /// `LWLockWaitForVar`.
-    WaitForVar,
-    /// `LWLockRelease`.
-    Release,
-    /// The transaction__start marker.
-    XactStart,
-    /// The transaction__commit marker.
-    XactCommit,
-    /// The transaction__abort marker.
-    XactAbort,
-    /// `ProcArrayEndTransaction` entered.
-    EndXact,
-    /// `ProcArrayEndTransaction` returned.
-    EndXactDone,
-    /// `TransactionIdSetTreeStatus` entered.
-    SetStatus,
-    /// `TransactionIdSetTreeStatus` returned.
-    SetStatusDone,
-}
-
-impl Entry {
-    /// The name in the trace file.
-    pub fn name(self) -> &'static str {
-        match self {
-            Entry::Acquire => "acquire",
-            Entry::Conditional => "conditional",
-            Entry::AcquireOrWait => "acquire_or_wait",
-            Entry::WaitForVar => "wait_for_var",
-            Entry::Release => "release",
-            Entry::XactStart => "xact_start",
-            Entry::XactCommit => "xact_commit",
-            Entry::XactAbort => "xact_abort",
-            Entry::EndXact => "end_xact",
-            Entry::EndXactDone => "end_xact_done",
-            Entry::SetStatus => "set_status",
-            Entry::SetStatusDone => "set_status_done",
-        }
-    }
-
-    /// Whether it is an LWLock entry point (not a marker).
-    pub fn is_lock(self) -> bool {
-        matches!(
-            self,
-            Entry::Acquire
-                | Entry::Conditional
-                | Entry::AcquireOrWait
-                | Entry::WaitForVar
-                | Entry::Release
-        )
-    }
-}
-
-/// A lock mode (`LWLockMode` of `lwlock.h`: `LW_EXCLUSIVE` 0, `LW_SHARED` 1,
-/// `LW_WAIT_UNTIL_FREE` 2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Mode {
-    /// `LW_EXCLUSIVE`.
-    Exclusive,
-    /// `LW_SHARED`.
-    Shared,
-    /// `LW_WAIT_UNTIL_FREE`.
-    WaitUntilFree,
-    /// A release whose acquire was not traced.
-    Unknown,
-    /// No mode (`wait_for_var`, markers).
-    None,
-}
-
-impl Mode {
-    fn from_pg(v: u64) -> Result<Mode, String> {
-        Ok(match v {
-            0 => Mode::Exclusive,
-            1 => Mode::Shared,
-            2 => Mode::WaitUntilFree,
-            _ => return Err(format!("unknown LWLockMode {v}")),
-        })
-    }
-
-    /// The name in the trace file.
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Exclusive => "exclusive",
-            Mode::Shared => "shared",
-            Mode::WaitUntilFree => "wait_until_free",
-            Mode::Unknown => "unknown",
-            Mode::None => "-",
-        }
-    }
+/// The mode of `LWLockMode` value `v` (`LW_EXCLUSIVE` 0, `LW_SHARED` 1, `LW_WAIT_UNTIL_FREE` 2,
+/// in `lwlock.h`).
+fn mode_from_pg(v: u64) -> Result<Mode, String> {
+    Ok(match v {
+        0 => Mode::Exclusive,
+        1 => Mode::Shared,
+        2 => Mode::WaitUntilFree,
+        _ => return Err(format!("unknown LWLockMode {v}")),
+    })
 }
 
 /// One operation of a backend.
@@ -440,7 +337,7 @@ pub fn backends(events: &[Event]) -> Result<Vec<Backend>, String> {
                 },
                 Some(need("tranche")? as u16),
                 Some(need("lock")?),
-                Mode::from_pg(need("mode")?).map_err(|m| format!("event {i}: {m}"))?,
+                mode_from_pg(need("mode")?).map_err(|m| format!("event {i}: {m}"))?,
                 "-",
             ),
             Probe::WaitForVar => (
@@ -536,19 +433,16 @@ pub fn write_trace(
     name: impl Fn(u16) -> Option<&'static str>,
 ) -> Result<String, String> {
     let mut out = String::new();
-    writeln!(out, "# lwlock-lab PostgreSQL LWLock trace").unwrap();
+    writeln!(out, "{TITLE}").unwrap();
     writeln!(out, "# format: {FORMAT}").unwrap();
     writeln!(
         out,
         "# one row per operation of a client backend's steady-state transactions; the columns \
-         are documented in the recorder's `trace` module and docs/guide.md"
+         are documented in lwharness::pgtrace and docs/guide.md"
     )
     .unwrap();
-    writeln!(
-        out,
-        "client\ttxn\tseq\tt_ns\tdur_ns\tentry\ttranche_id\ttranche\tlock\tmode\tresult"
-    )
-    .unwrap();
+    writeln!(out, "{}", COLUMNS.join("\t")).unwrap();
+    let mut rows = 0usize;
     let mut ids: HashMap<u64, usize> = HashMap::new();
     for (c, txns) in steady.iter().enumerate() {
         for (t, ops) in txns.iter().enumerate() {
@@ -573,9 +467,11 @@ pub fn write_trace(
                     op.result
                 )
                 .unwrap();
+                rows += 1;
             }
         }
     }
+    writeln!(out, "# end: {rows} rows").unwrap();
     Ok(out)
 }
 
@@ -656,9 +552,9 @@ mod tests {
             "7 2.000000400: lwrec_1_2:cond_1_2: (1) tranche=59 mode=0 lock=200",
             "7 2.000000410: lwrec_1_2:cond_ret_1_2__return: (1 <- 2) ret=0",
             "7 2.000000500: lwrec_1_2:rel_1_2: (1) lock=100 tranche=4",
-            "7 2.000000600: lwrec_1_2:end_xact_1_2: (1) xid=0",
-            "7 2.000000700: lwrec_1_2:end_xact_ret_1_2__return: (1 <- 2) ret=0",
-            "7 2.000000800: lwrec_1_2:xact_commit_1_2: (1)",
+            "7 2.000000600: lwrec_1_2:xact_commit_1_2: (1)",
+            "7 2.000000700: lwrec_1_2:end_xact_1_2: (1) xid=0",
+            "7 2.000000800: lwrec_1_2:end_xact_ret_1_2__return: (1 <- 2) ret=0",
             "7 3.000000000: lwrec_1_2:xact_start_1_2: (1)",
             "7 3.000000100: lwrec_1_2:acq_1_2: (1) tranche=4 mode=0 lock=100",
             "7 3.000000110: lwrec_1_2:acq_ret_1_2__return: (1 <- 2) ret=1",
@@ -686,9 +582,9 @@ mod tests {
                 Entry::Acquire,
                 Entry::Conditional,
                 Entry::Release,
+                Entry::XactCommit,
                 Entry::EndXact,
-                Entry::EndXactDone,
-                Entry::XactCommit
+                Entry::EndXactDone
             ]
         );
         assert_eq!(
@@ -701,7 +597,7 @@ mod tests {
             Mode::Shared,
             "the release takes its acquire's mode"
         );
-        assert_eq!(t[4].result, "no_xid");
+        assert_eq!(t[5].result, "no_xid");
         let t = &b.txns[1];
         assert_eq!(t[2].mode, Mode::Exclusive);
         assert_eq!(
@@ -744,6 +640,17 @@ mod tests {
              ProcArray,shared,acquire,1.0000\n\
              ProcArray,shared,release,1.0000\n"
         );
+        // The reader of the replay reads it back, operation for operation.
+        let back = lwharness::pgtrace::Trace::parse(&trace, "t").unwrap();
+        assert_eq!(back.transactions(), 1);
+        let ops = &back.clients[0][0];
+        assert_eq!(ops.len(), s[0][0].len());
+        for (r, w) in ops.iter().zip(&s[0][0]) {
+            assert_eq!(
+                (r.entry, r.mode, r.result, r.dur_ns),
+                (w.entry, w.mode, w.result, w.dur_ns)
+            );
+        }
         // A tranche the version cannot name is an error naming it.
         let err = write_trace(&s, |id| (id != 4).then_some("x")).unwrap_err();
         assert!(err.contains("tranche id 4"), "{err}");
