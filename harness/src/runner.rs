@@ -31,9 +31,9 @@
 //!   busy, as `top` shows it; see lwsim's `machine` docs, *OS*) read at the window's two edges.
 //!   No user/system split.
 
-use crate::engine::{SimSetup, SimTrial};
+use crate::engine::{SimSetup, SimTrial, TrialEngine, WorkerSide};
 use crate::locks::{BenchLock, LockCounters, LockFamily};
-use crate::perf::{CounterValues, Probe, ThreadCounters};
+use crate::perf::{CounterValues, Probe};
 use crate::registry::{LockKind, LockVisitor, Program, UserLockId};
 #[cfg(test)]
 use crate::snapshot::Strategy;
@@ -44,7 +44,8 @@ use lwlock::sync::Futex;
 use lwlock::sync::{AtomicU32, Ordering};
 use lwlock::Proc;
 use std::collections::{BTreeMap, HashSet};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 /// Everything that defines one data point.
 #[derive(Clone, Debug)]
@@ -211,7 +212,7 @@ pub fn jain(xs: &[u64]) -> f64 {
 /// of them, then opens the gate with one FUTEX_WAKE of everyone. (A `std::sync::Barrier` releases
 /// its waiters through a mutex one at a time: with 64 threads on 2 cores the last ones, the
 /// driver among them, left it hundreds of milliseconds after the first.)
-struct StartGate {
+pub(crate) struct StartGate {
     expected: u32,
     ready: AtomicU32,
     go: Futex,
@@ -227,12 +228,12 @@ impl StartGate {
     }
 
     /// Whether every thread has checked in.
-    fn all_ready(&self) -> bool {
+    pub(crate) fn all_ready(&self) -> bool {
         self.ready.load(Ordering::Acquire) >= self.expected
     }
 
     /// Opens the gate (every thread has checked in).
-    fn release(&self) {
+    pub(crate) fn release(&self) {
         self.go.word.store(1, Ordering::Release);
         self.go.wake_all();
     }
@@ -245,18 +246,6 @@ impl StartGate {
         while self.go.word.load(Ordering::Acquire) == 0 {
             self.go.wait(0);
         }
-    }
-
-    /// Waits for every thread to check in, runs `before` (every thread is at the gate), then
-    /// opens the gate; returns `before`'s result and the start time.
-    fn open<R>(&self, before: impl FnOnce() -> R) -> (R, Instant) {
-        while !self.all_ready() {
-            std::thread::sleep(Duration::from_micros(100));
-        }
-        let r = before();
-        let start = Instant::now();
-        self.release();
-        (r, start)
     }
 }
 
@@ -308,9 +297,9 @@ pub fn run_trial(spec: &PointSpec, probe: &Probe) -> Result<TrialResult, String>
 
 fn run_trial_with<F: LockFamily>(spec: &PointSpec, probe: &Probe) -> Result<TrialResult, String> {
     match &spec.sim {
-        None => run_real::<F>(spec, probe),
+        None => run_protocol::<F, _>(spec, &crate::engine::RealEngine::new(probe)),
         #[cfg(lwsim)]
-        Some(sim) => simulated::run::<F>(spec, sim),
+        Some(sim) => crate::engine::run_simulated::<F>(spec, sim),
         #[cfg(not(lwsim))]
         Some(_) => Err(format!(
             "--engine sim needs the simulator backend; build it with: {}",
@@ -319,233 +308,124 @@ fn run_trial_with<F: LockFamily>(spec: &PointSpec, probe: &Probe) -> Result<Tria
     }
 }
 
-/// The calling thread's handle for [`thread_cpu_ns`] (0 off Linux).
-fn current_thread_handle() -> u64 {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: pthread_self has no preconditions.
-        (unsafe { libc::pthread_self() }) as u64
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        0
-    }
-}
-
-/// CPU time (user + system) of the live thread `handle` ([`current_thread_handle`]), ns, from
-/// its thread CPU clock; `None` if it cannot be read (or off Linux).
-fn thread_cpu_ns(handle: u64) -> Option<u64> {
-    #[cfg(target_os = "linux")]
-    {
-        let mut clock: libc::clockid_t = 0;
-        // SAFETY: `handle` is the pthread_t of a thread that has not been joined (the caller
-        // reads it before joining), and `clock` is a valid out-pointer.
-        let rc = unsafe { libc::pthread_getcpuclockid(handle as libc::pthread_t, &mut clock) };
-        if rc != 0 {
-            return None;
-        }
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `clock` came from pthread_getcpuclockid and `ts` is a valid out-pointer.
-        if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
-            return None;
-        }
-        Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = handle;
-        None
-    }
-}
-
-/// The calling thread's user and system CPU time so far, µs (`getrusage(RUSAGE_THREAD)`).
-fn rusage_thread_user_sys_us() -> Option<(u64, u64)> {
-    #[cfg(target_os = "linux")]
-    {
-        let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-        // SAFETY: `ru` is a valid, writable rusage; RUSAGE_THREAD is supported on Linux ≥ 2.6.26.
-        if unsafe { libc::getrusage(libc::RUSAGE_THREAD, ru.as_mut_ptr()) } != 0 {
-            return None;
-        }
-        // SAFETY: getrusage returned 0, so it filled the struct (and it was zeroed before).
-        let ru = unsafe { ru.assume_init() };
-        let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
-        Some((us(ru.ru_utime), us(ru.ru_stime)))
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        None
-    }
-}
-
-/// The workers' summed thread CPU clocks, ns; `None` if any could not be read.
-fn workers_cpu_ns(handles: &[std::sync::atomic::AtomicU64]) -> Option<u64> {
-    handles
-        .iter()
-        .map(|h| thread_cpu_ns(h.load(std::sync::atomic::Ordering::Relaxed)))
-        .sum()
-}
-
-fn run_real<F: LockFamily>(spec: &PointSpec, probe: &Probe) -> Result<TrialResult, String> {
+/// The trial protocol, written once for both engines: the shared state, the workers, the start
+/// gate, the window with its wait-event samples, the stop signal, the join and the checks. The
+/// engine `E` supplies only what differs ([`TrialEngine`]); its edge readings and the workers'
+/// reports are returned with the result for it to finish ([`TrialEngine::finish`]).
+pub(crate) fn run_protocol<F: LockFamily, E: TrialEngine>(
+    spec: &PointSpec,
+    engine: &E,
+) -> Result<TrialResult, String> {
     let threads = spec.threads;
     let procs = spec.procs.max(threads);
-    let shared = Shared::<F>::new(spec.workload, procs, spec.layout);
-    let sampler_on = !spec.sample_interval.is_zero();
-    let gate = StartGate::new(threads + sampler_on as usize);
-    let proc_numbers: Vec<std::sync::atomic::AtomicU32> = (0..threads)
-        .map(|_| std::sync::atomic::AtomicU32::new(u32::MAX))
-        .collect();
-    // Each worker's thread handle, for the driver to read its CPU clock.
-    let cpu_handles: Vec<std::sync::atomic::AtomicU64> = (0..threads)
-        .map(|_| std::sync::atomic::AtomicU64::new(0))
-        .collect();
-
-    let start = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|slot| {
-                let (shared, gate, proc_numbers) = (&shared, &gate, &proc_numbers);
-                let cpu_handles = &cpu_handles;
-                std::thread::Builder::new()
-                    .name(format!("worker-{slot}"))
-                    .spawn_scoped(scope, move || {
-                        // Set-up may not unwind past the barrier: the others would wait forever.
-                        let prep = std::panic::catch_unwind(|| {
-                            // Register the wait record up front so the sampler knows this thread.
-                            proc_numbers[slot].store(
-                                Proc::current().number(),
-                                std::sync::atomic::Ordering::Relaxed,
-                            );
-                            // Published before checking in at the gate (its Release).
-                            cpu_handles[slot].store(
-                                current_thread_handle(),
-                                std::sync::atomic::Ordering::Relaxed,
-                            );
-                            (
-                                Worker::new(slot, procs, spec.worker),
-                                ThreadCounters::open(probe),
-                            )
-                        });
-                        gate.wait();
-                        let (mut w, mut counters) =
-                            prep.unwrap_or_else(|p| std::panic::resume_unwind(p));
-                        let ru0 = rusage_thread_user_sys_us();
-                        counters.enable();
-                        workload::run_until_stopped(spec.workload, shared, &mut w);
-                        let c = counters.finish();
-                        let ru = ru0
-                            .zip(rusage_thread_user_sys_us())
-                            .map(|(a, b)| (b.0.saturating_sub(a.0), b.1.saturating_sub(a.1)));
-                        (w, c, Instant::now(), ru)
-                    })
-                    .expect("spawn worker thread")
-            })
-            .collect();
-        let sampler = sampler_on.then(|| {
-            let (shared, gate, proc_numbers) = (&shared, &gate, &proc_numbers);
-            scope.spawn(move || {
+    let shared = Arc::new(Shared::<F>::new(spec.workload, procs, spec.layout));
+    engine.watch(
+        "ProcArrayLock",
+        &shared.proc_array as *const F::Lock<()> as *const (),
+    );
+    let gate = Arc::new(StartGate::new(threads));
+    let proc_numbers: Arc<Vec<AtomicU32>> =
+        Arc::new((0..threads).map(|_| AtomicU32::new(u32::MAX)).collect());
+    let side = engine.worker_side(threads);
+    let handles: Vec<_> = (0..threads)
+        .map(|slot| {
+            let (shared, gate, numbers) = (shared.clone(), gate.clone(), proc_numbers.clone());
+            let (workload, cfg, side) = (spec.workload, spec.worker, side.clone());
+            engine.spawn(slot, move || {
+                // Set-up may not unwind past the gate: the others would wait forever.
+                let prep = side.guard(|| {
+                    // Register the wait record up front so the sampler knows this thread.
+                    numbers[slot].store(Proc::current().number(), Ordering::Relaxed);
+                    let w = Worker::with_seed(slot, procs, cfg, side.seed());
+                    (w, side.open(slot))
+                });
                 gate.wait();
-                let mine: HashSet<u32> = proc_numbers
-                    .iter()
-                    .map(|p| p.load(std::sync::atomic::Ordering::Relaxed))
-                    .collect();
-                let mut counts: BTreeMap<String, u64> = BTreeMap::new();
-                let mut by_bits: BTreeMap<u32, u64> = BTreeMap::new();
-                let mut cost = SamplerCost::default();
-                'sampling: while !shared.stop.load(Ordering::Relaxed) {
-                    let t0 = Instant::now();
-                    for s in lwlock::sample_waits() {
-                        if mine.contains(&s.proc) {
-                            *by_bits.entry(s.event.to_bits()).or_default() += 1;
-                        }
-                    }
-                    cost.passes += 1;
-                    cost.busy += t0.elapsed();
-                    // Sleep the interval in slices of at most 1 ms, so that the sampler stops
-                    // promptly with the trial whatever the interval.
-                    let until = Instant::now() + spec.sample_interval;
-                    loop {
-                        let now = Instant::now();
-                        if now >= until {
-                            break;
-                        }
-                        if shared.stop.load(Ordering::Relaxed) {
-                            break 'sampling;
-                        }
-                        std::thread::sleep((until - now).min(Duration::from_millis(1)));
-                    }
-                }
-                for (bits, n) in by_bits {
-                    let e = lwlock::WaitEvent::from_bits(bits);
-                    let key = if e.is_waiting() {
-                        e.to_string()
-                    } else {
-                        RUNNING.to_string()
-                    };
-                    *counts.entry(key).or_default() += n;
-                }
-                (counts, cost)
+                let (mut w, mut meter) = prep.unwrap_or_else(|p| std::panic::resume_unwind(p));
+                side.start(&mut meter);
+                workload::run_until_stopped(workload, &shared, &mut w);
+                let report = side.finish(meter);
+                (w, report, side.now())
             })
-        });
-        // The workers' CPU clocks while every one waits at the gate.
-        let (cpu0, start) = gate.open(|| workers_cpu_ns(&cpu_handles));
-        std::thread::sleep(spec.duration);
-        // The stop signal: read the window's work first, then raise the flag.
-        let stop_at = Instant::now();
-        let window: Vec<(u64, u64)> = (0..threads)
-            .map(|i| shared.progress[i].snapshot())
-            .collect();
-        // The workers' CPU clocks at the signal, before any can stop (a clock is read while its
-        // thread is alive).
-        let cpu1 = workers_cpu_ns(&cpu_handles);
+        })
+        .collect();
+    engine.await_check_in(&gate);
+    let sampler = WaitSampler {
+        mine: proc_numbers
+            .iter()
+            .map(|p| p.load(Ordering::Relaxed))
+            .collect(),
+    };
+    let progress = |shared: &Shared<F>| -> Vec<(u64, u64)> {
+        (0..threads)
+            .map(|i| engine.read_progress(&shared.progress[i]))
+            .collect()
+    };
+    // The window opens at the gate, or after a warm-up inside the trial: then its work and its
+    // lock counters are taken as differences from their values at the opening.
+    let (start, before, l0, open) = match engine.warmup() {
+        None => {
+            let open = engine.open_edge();
+            let start = engine.now();
+            gate.release();
+            (start, None, None, open)
+        }
+        Some(warmup) => {
+            gate.release();
+            engine.sleep_until(engine.now() + warmup.as_nanos() as u64);
+            let before = progress(&shared);
+            let l0 = PerLock::of(&*shared);
+            let open = engine.open_edge();
+            (engine.now(), Some(before), Some(l0), open)
+        }
+    };
+    let end = start + spec.duration.as_nanos() as u64;
+    // The stop signal: the window's work and counters first, then the flag.
+    let signal = || {
+        let stop_at = engine.now();
+        let (after, close) = engine.close_edge(|| progress(&shared));
+        let l1 = l0.map(|_| PerLock::of(&*shared));
         shared.stop.store(true, Ordering::Relaxed);
-        let outcomes: Vec<_> = workers
-            .into_iter()
-            .map(|h| {
-                h.join().map_err(|p| {
-                    let msg = p
-                        .downcast_ref::<String>()
-                        .cloned()
-                        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                        .unwrap_or_default();
-                    format!("a worker thread panicked: {msg}")
-                })
-            })
-            .collect();
-        let waits = match sampler.map(|h| h.join()) {
-            None => Ok((BTreeMap::new(), SamplerCost::default())),
-            Some(Ok(w)) => Ok(w),
-            Some(Err(_)) => Err("the wait-event sampler panicked".to_string()),
-        };
-        let cpu_ns = cpu0.zip(cpu1).map(|(a, b)| b.saturating_sub(a));
-        (start, stop_at, window, outcomes, waits, cpu_ns)
-    });
-    let (start, stop_at, window, outcomes, waits, cpu_ns) =
-        (start.0, start.1, start.2, start.3, start.4, start.5);
-    let (waits, sampler) = waits?;
-
+        (stop_at, after, close, l1)
+    };
+    let stopped = || shared.stop.load(Ordering::Relaxed);
+    let (signalled, samples) = engine.window(
+        end,
+        spec.duration,
+        spec.sample_interval,
+        &sampler,
+        &stopped,
+        signal,
+    );
+    let (stop_at, after, close, l1) = signalled;
     let mut workers = Vec::with_capacity(threads);
-    let mut counters = CounterValues::default();
-    let mut end = start;
-    let mut user_sys = Some((0u64, 0u64));
+    let mut reports = Vec::with_capacity(threads);
+    let mut last = stop_at;
+    let outcomes: Vec<_> = handles
+        .into_iter()
+        .map(|h| {
+            h.join()
+                .map_err(|p| format!("a worker thread panicked: {}", panic_message(&*p)))
+        })
+        .collect();
+    let (by_bits, sampler_cost) = samples?;
     for o in outcomes {
-        let (w, c, t, ru) = o?;
-        counters = counters + c;
-        end = end.max(t);
-        user_sys = user_sys.zip(ru).map(|(a, b)| (a.0 + b.0, a.1 + b.1));
+        let (w, report, t) = o?;
+        last = last.max(t);
         workers.push(w);
+        reports.push(report);
     }
-    let cpu = cpu_ns.map(|ns| CpuTime {
-        busy: Duration::from_nanos(ns),
-        sys_share: user_sys
-            .filter(|(u, s)| u + s > 0)
-            .map(|(u, s)| s as f64 / (u + s) as f64),
-    });
     workload::check(spec.workload, &shared, &workers)
         .map_err(|e| format!("invariant violated with lock {}: {e}", spec.lock.name()))?;
-
+    let mut waits: BTreeMap<String, u64> = BTreeMap::new();
+    for (bits, n) in by_bits {
+        let e = lwlock::WaitEvent::from_bits(bits);
+        let key = if e.is_waiting() {
+            e.to_string()
+        } else {
+            RUNNING.to_string()
+        };
+        *waits.entry(key).or_default() += n;
+    }
     let mut shared_wait = Histogram::new_from(&workers[0].shared_wait);
     let mut excl_wait = Histogram::new_from(&workers[0].excl_wait);
     let mut clog_wait = Histogram::new_from(&workers[0].clog_wait);
@@ -554,21 +434,34 @@ fn run_real<F: LockFamily>(spec: &PointSpec, probe: &Probe) -> Result<TrialResul
         excl_wait.add(&w.excl_wait).map_err(|e| e.to_string())?;
         clog_wait.add(&w.clog_wait).map_err(|e| e.to_string())?;
     }
-    let per_lock = PerLock::of(&shared);
-    Ok(TrialResult {
-        elapsed: stop_at - start,
+    // A warm-up inside the trial: the locks' counts in the window; else the whole trial's.
+    let per_lock = match (l0, l1) {
+        (Some(a), Some(b)) => PerLock::window(&a, &b),
+        _ => PerLock::of(&*shared),
+    };
+    let window: Vec<(u64, u64)> = match &before {
+        Some(before) => after
+            .iter()
+            .zip(before)
+            .map(|(a, b)| (a.0 - b.0, a.1 - b.1))
+            .collect(),
+        None => after,
+    };
+    let warm_ops: u64 = before.iter().flatten().map(|b| b.0).sum();
+    let mut result = TrialResult {
+        elapsed: Duration::from_nanos(stop_at - start),
         requested: spec.duration,
-        tail: end.saturating_duration_since(stop_at),
+        tail: Duration::from_nanos(last - stop_at),
         ops: window.iter().map(|w| w.0).sum(),
         txns: window.iter().map(|w| w.1).sum(),
-        ops_total: workers.iter().map(|w| w.ops).sum(),
+        ops_total: workers.iter().map(|w| w.ops).sum::<u64>() - warm_ops,
         per_thread: window.iter().map(|w| w.1).collect(),
         shared_wait,
         excl_wait,
         clog_wait,
-        sampler,
+        sampler: sampler_cost,
         spins_per_delay: lwlock::proc::shared_spins_per_delay(),
-        counters,
+        counters: CounterValues::default(),
         lock: per_lock.all(),
         proc_array_lock: per_lock.proc_array,
         clog_lock: per_lock.clog,
@@ -580,8 +473,37 @@ fn run_real<F: LockFamily>(spec: &PointSpec, probe: &Probe) -> Result<TrialResul
             acc
         }),
         sim: None,
-        cpu,
-    })
+        cpu: None,
+    };
+    engine.finish(&mut result, open, close, reports);
+    Ok(result)
+}
+
+/// The wait-event sampler's one pass, written once; where it runs is the engine's
+/// ([`TrialEngine::window`]).
+#[derive(Debug)]
+pub(crate) struct WaitSampler {
+    /// The workers' proc numbers: samples of other threads are not the trial's.
+    mine: HashSet<u32>,
+}
+
+impl WaitSampler {
+    /// Reads every live wait record once, counting the workers' events by their bits.
+    pub(crate) fn pass(&self, by_bits: &mut BTreeMap<u32, u64>) {
+        for s in lwlock::sample_waits() {
+            if self.mine.contains(&s.proc) {
+                *by_bits.entry(s.event.to_bits()).or_default() += 1;
+            }
+        }
+    }
+}
+
+/// The text of a panic's payload.
+pub(crate) fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
 }
 
 /// Each lock's counters, read at one moment.
@@ -609,6 +531,17 @@ impl PerLock {
         }
     }
 
+    /// The window's counters of each lock, from their values at its two edges.
+    fn window(a: &PerLock, b: &PerLock) -> PerLock {
+        PerLock {
+            proc_array: window_counters(&a.proc_array, &b.proc_array),
+            clog: window_counters(&a.clog, &b.clog),
+            null: window_counters(&a.null, &b.null),
+            buffer: window_counters(&a.buffer, &b.buffer),
+            lmgr: window_counters(&a.lmgr, &b.lmgr),
+        }
+    }
+
     /// Every lock's together.
     fn all(&self) -> LockCounters {
         self.proc_array
@@ -619,262 +552,26 @@ impl PerLock {
     }
 }
 
-/// One trial on the simulated machine (see the module docs, "The simulated engine").
-#[cfg(lwsim)]
-mod simulated {
-    use super::*;
-    use lwlock::sync::lwsim;
-    use std::sync::{Arc, Mutex};
-
-    /// What the supervisor hands back from inside the simulation.
-    struct Inside {
-        result: TrialResult,
-        window: (lwsim::CoreCounters, lwsim::CoreCounters),
-        /// The cores' idle time in the window, ns (read at its two edges exactly).
-        idle_ns: u64,
-    }
-
-    /// Virtual nanoseconds of the calling (simulated) thread.
-    fn now() -> u64 {
-        lwlock::sync::clock_nanos()
-    }
-
-    /// Sleeps until virtual time `until` (ns) or a little past it (the profile's timer slack).
-    fn sleep_until(until: u64) {
-        let t = now();
-        if t < until {
-            lwlock::sync::sleep_micros((until - t).div_ceil(1000));
-        }
-    }
-
-    fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
-        p.downcast_ref::<String>()
-            .cloned()
-            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default()
-    }
-
-    pub(super) fn run<F: LockFamily>(
-        spec: &PointSpec,
-        sim: &SimSetup,
-    ) -> Result<TrialResult, String> {
-        let out: Arc<Mutex<Option<Result<Inside, String>>>> = Arc::new(Mutex::new(None));
-        let (spec2, sim2, out2) = (spec.clone(), sim.clone(), out.clone());
-        let cfg = lwsim::SimConfig::new(sim.profile.clone(), sim.cores).seed(sim.seed);
-        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
-            lwsim::run(cfg, move || {
-                let r = supervise::<F>(&spec2, &sim2);
-                *out2.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
-            })
-        }));
-        let report = run.map_err(|p| {
-            format!(
-                "the simulation failed with lock {}: {}",
-                spec.lock.name(),
-                panic_message(&*p)
-            )
-        })?;
-        let inside = out
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-            .ok_or("the simulation ended without a result")??;
-        let mut result = inside.result;
-        // Busy core time in the window: every core's time less its idle time.
-        let capacity = sim.cores as u64 * result.elapsed.as_nanos() as u64;
-        result.cpu = Some(CpuTime {
-            busy: Duration::from_nanos(capacity.saturating_sub(inside.idle_ns)),
-            sys_share: None,
-        });
-        result.sim = Some(SimTrial {
-            platform: sim.platform.clone(),
-            cores: sim.cores,
-            seed: sim.seed,
-            counters: crate::engine::SimCounters::window(&inside.window.0, &inside.window.1),
-            real: report.real,
-            events_per_sec: report.events_per_sec(),
-        });
-        Ok(result)
-    }
-
-    /// The window's counters of each lock.
-    fn window_per_lock(a: &PerLock, b: &PerLock) -> PerLock {
-        PerLock {
-            proc_array: window_counters(&a.proc_array, &b.proc_array),
-            clog: window_counters(&a.clog, &b.clog),
-            null: window_counters(&a.null, &b.null),
-            buffer: window_counters(&a.buffer, &b.buffer),
-            lmgr: window_counters(&a.lmgr, &b.lmgr),
-        }
-    }
-
-    /// The locks' counts in the window: the same interval as the operations they are compared
-    /// with (the largest group is the trial's).
-    fn window_counters(a: &LockCounters, b: &LockCounters) -> LockCounters {
-        let d = |x: Option<u64>, y: Option<u64>| match (x, y) {
-            (Some(x), Some(y)) => Some(y.saturating_sub(x)),
-            (_, y) => y,
-        };
-        let groups = d(a.groups, b.groups);
-        let grouped =
-            |c: &LockCounters| c.groups.unwrap_or(0) as f64 * c.mean_group_size.unwrap_or(0.0);
-        LockCounters {
-            blocks: d(a.blocks, b.blocks),
-            spin_delays: d(a.spin_delays, b.spin_delays),
-            excl_acquires: d(a.excl_acquires, b.excl_acquires),
-            groups,
-            mean_group_size: match groups {
-                Some(g) if g > 0 => Some((grouped(b) - grouped(a)) / g as f64),
-                _ => b.mean_group_size,
-            },
-            max_group_size: b.max_group_size,
-        }
-    }
-
-    /// The driver, as the simulation's supervisor.
-    fn supervise<F: LockFamily>(spec: &PointSpec, sim: &SimSetup) -> Result<Inside, String> {
-        let threads = spec.threads;
-        let procs = spec.procs.max(threads);
-        let shared = Arc::new(Shared::<F>::new(spec.workload, procs, spec.layout));
-        lwsim::watch("ProcArrayLock", &shared.proc_array as *const F::Lock<()>);
-        let gate = Arc::new(StartGate::new(threads));
-        let proc_numbers: Arc<Vec<AtomicU32>> =
-            Arc::new((0..threads).map(|_| AtomicU32::new(u32::MAX)).collect());
-        let handles: Vec<_> = (0..threads)
-            .map(|slot| {
-                let (shared, gate, numbers) = (shared.clone(), gate.clone(), proc_numbers.clone());
-                let (workload, cfg, seed) = (spec.workload, spec.worker, sim.seed);
-                lwlock::sync::thread::spawn(move || {
-                    numbers[slot].store(Proc::current().number(), Ordering::Relaxed);
-                    let mut w = Worker::with_seed(slot, procs, cfg, seed);
-                    gate.wait();
-                    workload::run_until_stopped(workload, &shared, &mut w);
-                    (w, now())
-                })
-            })
-            .collect();
-        // The workers join the machine here, check in and sleep at the gate.
-        lwsim::settle();
-        while !gate.all_ready() {
-            lwlock::sync::sleep_micros(10);
-        }
-        let mine: HashSet<u32> = proc_numbers
-            .iter()
-            .map(|p| p.load(Ordering::Relaxed))
-            .collect();
-        gate.release();
-        let progress = |shared: &Shared<F>| -> Vec<(u64, u64)> {
-            (0..threads)
-                .map(|i| {
-                    let p = &shared.progress[i];
-                    (
-                        p.ops.load(Ordering::Relaxed),
-                        p.txns.load(Ordering::Relaxed),
-                    )
-                })
-                .collect()
-        };
-        sleep_until(now() + sim.warmup.as_nanos() as u64);
-        let before = progress(&shared);
-        let l0 = PerLock::of(&*shared);
-        let c0 = lwsim::totals().unwrap_or_default();
-        let start = now();
-        let end = start + spec.duration.as_nanos() as u64;
-        let interval = spec.sample_interval.as_nanos() as u64;
-        let mut by_bits: BTreeMap<u32, u64> = BTreeMap::new();
-        let mut sampler = SamplerCost::default();
-        if interval == 0 {
-            sleep_until(end);
-        } else {
-            while now() < end {
-                let t0 = now();
-                for s in lwlock::sample_waits() {
-                    if mine.contains(&s.proc) {
-                        *by_bits.entry(s.event.to_bits()).or_default() += 1;
-                    }
-                }
-                sampler.passes += 1;
-                sampler.busy += Duration::from_nanos(now() - t0);
-                sleep_until((t0 + interval).min(end));
-            }
-        }
-        // The stop signal: the window's work and counters first, then the flag.
-        let stop_at = now();
-        // The cores' idle time at the window's end, at the clock `stop_at` was read at (the
-        // progress loads below advance it).
-        let idle1 = lwsim::totals().unwrap_or_default().idle_ps;
-        let after = progress(&shared);
-        let c1 = lwsim::totals().unwrap_or_default();
-        let l1 = PerLock::of(&*shared);
-        shared.stop.store(true, Ordering::Relaxed);
-        let mut workers = Vec::with_capacity(threads);
-        let mut last = stop_at;
-        for h in handles {
-            let (w, t) = h
-                .join()
-                .map_err(|p| format!("a worker thread panicked: {}", panic_message(&*p)))?;
-            last = last.max(t);
-            workers.push(w);
-        }
-        workload::check(spec.workload, &shared, &workers)
-            .map_err(|e| format!("invariant violated with lock {}: {e}", spec.lock.name()))?;
-        let mut waits: BTreeMap<String, u64> = BTreeMap::new();
-        for (bits, n) in by_bits {
-            let e = lwlock::WaitEvent::from_bits(bits);
-            let key = if e.is_waiting() {
-                e.to_string()
-            } else {
-                RUNNING.to_string()
-            };
-            *waits.entry(key).or_default() += n;
-        }
-        let mut shared_wait = Histogram::new_from(&workers[0].shared_wait);
-        let mut excl_wait = Histogram::new_from(&workers[0].excl_wait);
-        let mut clog_wait = Histogram::new_from(&workers[0].clog_wait);
-        for w in &workers {
-            shared_wait.add(&w.shared_wait).map_err(|e| e.to_string())?;
-            excl_wait.add(&w.excl_wait).map_err(|e| e.to_string())?;
-            clog_wait.add(&w.clog_wait).map_err(|e| e.to_string())?;
-        }
-        let per_lock = window_per_lock(&l0, &l1);
-        let window: Vec<(u64, u64)> = after
-            .iter()
-            .zip(&before)
-            .map(|(a, b)| (a.0 - b.0, a.1 - b.1))
-            .collect();
-        let warm_ops: u64 = before.iter().map(|b| b.0).sum();
-        let result = TrialResult {
-            elapsed: Duration::from_nanos(stop_at - start),
-            requested: spec.duration,
-            tail: Duration::from_nanos(last - stop_at),
-            ops: window.iter().map(|w| w.0).sum(),
-            txns: window.iter().map(|w| w.1).sum(),
-            ops_total: workers.iter().map(|w| w.ops).sum::<u64>() - warm_ops,
-            per_thread: window.iter().map(|w| w.1).collect(),
-            shared_wait,
-            excl_wait,
-            clog_wait,
-            sampler,
-            spins_per_delay: lwlock::proc::shared_spins_per_delay(),
-            counters: CounterValues::default(),
-            lock: per_lock.all(),
-            proc_array_lock: per_lock.proc_array,
-            clog_lock: per_lock.clog,
-            waits,
-            snapshot_outcomes: workers.iter().fold([0; Outcome::COUNT], |mut acc, w| {
-                for (a, n) in acc.iter_mut().zip(w.snapshot_outcomes) {
-                    *a += n;
-                }
-                acc
-            }),
-            sim: None,
-            cpu: None,
-        };
-        Ok(Inside {
-            result,
-            idle_ns: idle1.saturating_sub(c0.idle_ps) / 1000,
-            window: (c0, c1),
-        })
+/// The locks' counts in the window: the same interval as the operations they are compared
+/// with (the largest group is the trial's).
+fn window_counters(a: &LockCounters, b: &LockCounters) -> LockCounters {
+    let d = |x: Option<u64>, y: Option<u64>| match (x, y) {
+        (Some(x), Some(y)) => Some(y.saturating_sub(x)),
+        (_, y) => y,
+    };
+    let groups = d(a.groups, b.groups);
+    let grouped =
+        |c: &LockCounters| c.groups.unwrap_or(0) as f64 * c.mean_group_size.unwrap_or(0.0);
+    LockCounters {
+        blocks: d(a.blocks, b.blocks),
+        spin_delays: d(a.spin_delays, b.spin_delays),
+        excl_acquires: d(a.excl_acquires, b.excl_acquires),
+        groups,
+        mean_group_size: match groups {
+            Some(g) if g > 0 => Some((grouped(b) - grouped(a)) / g as f64),
+            _ => b.mean_group_size,
+        },
+        max_group_size: b.max_group_size,
     }
 }
 
