@@ -5,7 +5,10 @@
 //! counters and a pg_stat_activity-style wait-event profile. This crate is the command line and
 //! the reporting; the harness itself is `lwharness`, re-exported here under its module names:
 //!
-//! * [`cli`]: the command line and the sweep driver.
+//! * [`cli`]: the entry point and the sweep's four stages, each in a module of its own:
+//!   [`args`] (the command line; the engine's settings in [`engine_setup`]), [`plan`] (the
+//!   points, trials and machines), [`schedule`] (the order the trials run in) and [`output`]
+//!   (every file, from the plan and the trials).
 //! * [`experiment`]: `--experiment FILE`, a seed thread's experiment as data, and its table.
 //! * [`report`]: the rows of the CSV files.
 //! * [`figures`]: the stdout tables, `summary.md` and the SVGs, in each workload's unit.
@@ -17,11 +20,16 @@
 //!   [`perf`], [`engine`], [`parse`].
 #![deny(missing_docs)]
 
+pub mod args;
 pub mod cli;
+pub mod engine_setup;
 pub mod experiment;
 pub mod figures;
 pub mod jobs;
+pub mod output;
+pub mod plan;
 pub mod report;
+pub mod schedule;
 pub mod sensitivity;
 
 pub use lwharness::{
