@@ -27,14 +27,11 @@ mod real;
 #[cfg(lwsim)]
 mod sim;
 
-use crate::runner::{SamplerCost, StartGate, TrialResult, WaitSampler};
-use crate::workload::Progress;
 #[cfg(lwsim)]
 pub use lwlock::sync::lwsim::Profile;
 pub(crate) use real::RealEngine;
 #[cfg(lwsim)]
 pub(crate) use sim::run as run_simulated;
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// Which engine runs the trials.
@@ -60,114 +57,6 @@ impl Engine {
         match self {
             Engine::Real => "real",
             Engine::Sim => "sim",
-        }
-    }
-}
-
-/// A window's wait-event samples by event bits, and what the sampler cost (an error if it
-/// panicked).
-pub(crate) type Samples = Result<(BTreeMap<u32, u64>, SamplerCost), String>;
-
-/// What an engine supplies to the trial protocol ([`crate::runner`]'s `run_protocol`, written
-/// once): its threads, its clock, where the warm-up and the wait-event sampler run, and what it
-/// reads at the window's two edges. Everything else (the shared state, the workers' loop, the
-/// start gate, the stop signal, the join, the checks and the result) is the protocol's.
-pub(crate) trait TrialEngine {
-    /// What each worker thread carries of the engine.
-    type Side: WorkerSide;
-    /// What the engine reads as the window opens.
-    type Open;
-    /// What the engine reads at the stop signal.
-    type Close;
-
-    /// The workers' side for a trial of `threads` workers (called once per trial).
-    fn worker_side(&self, threads: usize) -> Self::Side;
-    /// Names a lock for the engine's diagnostics (the simulator's line trace).
-    fn watch(&self, _name: &'static str, _lock: *const ()) {}
-    /// Starts worker `slot`.
-    fn spawn<T: Send + 'static>(
-        &self,
-        slot: usize,
-        f: impl FnOnce() -> T + Send + 'static,
-    ) -> Joiner<T>;
-    /// Waits until every worker has checked in at the gate.
-    fn await_check_in(&self, gate: &StartGate);
-    /// The driver's clock, ns (real: since the engine was made; sim: virtual).
-    fn now(&self) -> u64;
-    /// Sleeps the driver until `t` on [`now`](Self::now)'s clock (or a little past it).
-    fn sleep_until(&self, t: u64);
-    /// A warm-up inside the trial before the window opens (then the window's work and lock
-    /// counters are differences), or `None`: the window opens at the gate.
-    fn warmup(&self) -> Option<Duration>;
-    /// One worker's `(ops, txns)` as the driver reads them.
-    fn read_progress(&self, p: &Progress) -> (u64, u64);
-    /// Reads the engine's side of the window's opening.
-    fn open_edge(&self) -> Self::Open;
-    /// At the stop signal: runs `work` (the protocol reads the window's work) and reads the
-    /// engine's side of the window's end around it.
-    fn close_edge<R>(&self, work: impl FnOnce() -> R) -> (R, Self::Close);
-    /// Runs the window until `end` on the driver's clock (`duration` after its opening), with
-    /// `sampler`'s passes every `interval` (zero: none), then `signal` (the stop signal, which
-    /// raises the flag `stopped` reads); returns its result and the samples by event bits.
-    fn window<R>(
-        &self,
-        end: u64,
-        duration: Duration,
-        interval: Duration,
-        sampler: &WaitSampler,
-        stopped: &(dyn Fn() -> bool + Sync),
-        signal: impl FnOnce() -> R,
-    ) -> (R, Samples);
-    /// Fills in the engine's part of `result` (CPU time, counters, the simulator's side).
-    fn finish(
-        &self,
-        result: &mut TrialResult,
-        open: Self::Open,
-        close: Self::Close,
-        reports: Vec<<Self::Side as WorkerSide>::Report>,
-    );
-}
-
-/// What a worker thread carries of its engine: its seed, its clock, and what it measures of
-/// itself from the gate to its exit.
-pub(crate) trait WorkerSide: Clone + Send + 'static {
-    /// The worker's open measurements.
-    type Meter;
-    /// What the worker measured.
-    type Report: Send + 'static;
-    /// The seed mixed into the worker's random choices.
-    fn seed(&self) -> u64;
-
-    /// Runs the worker's set-up, catching a panic where another thread could be left waiting
-    /// for this one (the real engine's gate); the panic is resumed after the gate opened.
-    fn guard<R>(&self, setup: impl FnOnce() -> R) -> std::thread::Result<R>;
-    /// Opens the worker's measurements, before it checks in at the gate.
-    fn open(&self, slot: usize) -> Self::Meter;
-    /// Starts them, once the gate opened.
-    fn start(&self, m: &mut Self::Meter);
-    /// Closes them, once the worker stopped.
-    fn finish(&self, m: Self::Meter) -> Self::Report;
-    /// The engine's clock, ns.
-    fn now(&self) -> u64;
-}
-
-/// A worker thread of either engine, to join.
-#[derive(Debug)]
-pub(crate) enum Joiner<T> {
-    /// An OS thread.
-    Host(std::thread::JoinHandle<T>),
-    /// A simulated thread.
-    #[cfg(lwsim)]
-    Sim(lwlock::sync::thread::JoinHandle<T>),
-}
-
-impl<T> Joiner<T> {
-    /// Waits for the thread; its panic's payload on a panic.
-    pub(crate) fn join(self) -> std::thread::Result<T> {
-        match self {
-            Joiner::Host(h) => h.join(),
-            #[cfg(lwsim)]
-            Joiner::Sim(h) => h.join(),
         }
     }
 }

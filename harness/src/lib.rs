@@ -15,9 +15,11 @@
 //! * [`snapshot`]: proc-array layouts and snapshot strategies (scan, reuse, optimistic, shared).
 //! * [`workload`]: the workloads, written once, generic over the lock family.
 //! * [`clock`]: the cheap clock of the wait-time percentiles, and its measured floor.
-//! * [`runner`]: one trial (threads, barrier, sampler, counters, invariant checks).
+//! * [`runner`]: one trial of a point, on the engine it names (the measurement window, CPU time).
+//! * [`trial`]: the trial protocol, written once (threads, start gate, sampler, stop signal,
+//!   counters, invariant checks), over the engine interface both engines implement.
 //! * [`perf`]: per-thread perf-event counters with a `getrusage` fallback.
-//! * [`engine`]: the host, or lwsim's simulated many-core machine.
+//! * [`engine`]: the host, or lwsim's simulated many-core machine (one file each).
 //! * [`parse`]: the duration, seed and thread-list syntax of both programs' command lines.
 //!
 //! In a `--cfg loom` build only [`snapshot`] is compiled: the loom models check it.
@@ -54,5 +56,7 @@ pub mod pgshared;
 pub mod registry;
 #[cfg(not(loom))]
 pub mod runner;
+#[cfg(not(loom))]
+pub mod trial;
 #[cfg(not(loom))]
 pub mod workload;

@@ -1,14 +1,14 @@
 //! The real engine: the host's threads and clock, perf counters, the workers' CPU clocks.
 //!
-//! What it supplies to the trial protocol ([`crate::runner`]): named OS threads; the window opens
+//! What it supplies to the trial protocol ([`crate::trial`]): named OS threads; the window opens
 //! at the start gate (the warm-up is a trial of its own, run by the program); the workers' CPU
 //! clocks read at the gate and at the stop signal; perf counters and `getrusage` per worker; the
 //! wait-event sampler on a thread of its own (it competes with the workers, as PostgreSQL's
 //! `pg_stat_activity` reader would), started when the gate opens and stopped by the stop flag.
 
-use super::{Joiner, Samples, TrialEngine, WorkerSide};
 use crate::perf::{CounterValues, Probe, ThreadCounters};
-use crate::runner::{CpuTime, SamplerCost, StartGate, TrialResult, WaitSampler};
+use crate::trial::{CpuTime, SamplerCost, StartGate, TrialResult, WaitSampler};
+use crate::trial::{Joiner, Samples, TrialEngine, WorkerSide};
 use crate::workload::Progress;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,18 +1,19 @@
 //! The simulated engine: one trial as one simulation of lwsim's many-core machine.
 //!
-//! What it supplies to the trial protocol ([`crate::runner`]): simulated threads; the driver is
+//! What it supplies to the trial protocol ([`crate::trial`]): simulated threads; the driver is
 //! the simulation's supervisor, and every time is virtual; the warm-up runs inside the trial,
 //! before the window opens, so the window's work and lock counters are differences; the
 //! simulator's counters and the cores' idle time read at the window's two edges; the wait-event
 //! sampler in the supervisor, between its sleeps; each trial's seed mixed into the workers'
 //! random choices.
 
-use super::{Joiner, Samples, SimCounters, SimSetup, SimTrial, TrialEngine, WorkerSide};
+use super::{SimCounters, SimSetup, SimTrial};
 use crate::locks::LockFamily;
-use crate::runner::{
+use crate::trial::{
     panic_message, run_protocol, CpuTime, PointSpec, SamplerCost, StartGate, TrialResult,
     WaitSampler,
 };
+use crate::trial::{Joiner, Samples, TrialEngine, WorkerSide};
 use crate::workload::Progress;
 use lwlock::sync::lwsim;
 use lwlock::sync::Ordering;
