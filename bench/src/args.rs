@@ -268,10 +268,10 @@ impl Args {
         let mut run = Vec::new();
         let mut skipped = Vec::new();
         let sim = self.engine == Engine::Sim;
-        for k in LockKind::every() {
+        for k in LockKind::bench_locks() {
             let wanted = self.locks.iter().any(|s| match s {
                 LockSel::One(x) => *x == k,
-                LockSel::All => k.in_all(),
+                LockSel::All => k.in_bench_all(),
                 LockSel::Default => LockKind::default_suite().contains(&k),
             });
             // On the simulator `all` and `default` leave out what it cannot run (an explicit
@@ -334,7 +334,7 @@ fn catalogue() -> String {
     let w = Workload::ALL
         .iter()
         .map(|w| w.name().len())
-        .chain(LockKind::every().iter().map(|k| k.name().len()))
+        .chain(LockKind::bench_locks().iter().map(|k| k.name().len()))
         .max()
         .unwrap_or(0)
         .max(7)
@@ -357,7 +357,7 @@ fn catalogue() -> String {
         ));
     }
     s.push_str("\nLOCKS (--locks):\n");
-    for k in LockKind::every() {
+    for k in LockKind::bench_locks() {
         let only: Vec<&str> = Workload::ALL
             .iter()
             .filter(|w| k.applies_to_workload(w.uses_clog()))
@@ -365,7 +365,7 @@ fn catalogue() -> String {
             .collect();
         let scope = if only.len() < Workload::ALL.len() {
             format!(" [only {}]", only.join(", "))
-        } else if !k.in_all() {
+        } else if !k.in_bench_all() {
             " [only when named; not in `all`]".to_string()
         } else {
             String::new()

@@ -356,7 +356,7 @@ pub fn check(path: &Path, file: File) -> Result<Experiment, FieldError> {
             msg: format!(
                 "unknown lock \"{}\" (valid: {})",
                 l.lock.escape_debug(),
-                LockKind::every()
+                LockKind::bench_locks()
                     .iter()
                     .map(|k| k.name())
                     .collect::<Vec<_>>()

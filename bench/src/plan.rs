@@ -250,7 +250,7 @@ fn meta_json(args: &Args, probe: &perf::Probe, warmup: Duration) -> serde_json::
             "interleave": args.interleave,
             "time_every": args.time_every,
         },
-        "locks": LockKind::every().iter().map(|k| serde_json::json!({
+        "locks": LockKind::bench_locks().iter().map(|k| serde_json::json!({
             "name": k.name(), "description": k.description(), "project": k.is_project()
         })).collect::<Vec<_>>(),
     })

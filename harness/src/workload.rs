@@ -1082,7 +1082,7 @@ mod tests {
 
     #[test]
     fn every_workload_on_every_lock_passes_its_checks() {
-        for k in LockKind::builtin().filter(|k| k.in_all()) {
+        for k in LockKind::bench_built_in().filter(|k| k.in_bench_all()) {
             k.dispatch(RunEach);
         }
     }
