@@ -7,6 +7,8 @@
 //! programs' (`bench` for `lwbench`, `torture` for `lwtorture`).
 //!
 //! * [`locks`]: the closure-level [`locks::BenchLock`] trait, the lock families and adapters.
+//! * [`entry_points`]: PostgreSQL's LWLock entry points by name (holds that need not nest,
+//!   conditional acquire, AcquireOrWait, WaitForVar), for a replayed transaction.
 //! * [`flex`]: the lock families of the group-commit locks (`flexlock`).
 //! * [`registry`]: the one lock registry (built-in locks and locks registered at run time).
 //! * [`pgshared`]: the PostgreSQL shared state (xid counter, CLOG, buffer header).
@@ -40,6 +42,8 @@ pub mod bufmgr;
 pub mod clock;
 #[cfg(not(loom))]
 pub mod engine;
+#[cfg(not(loom))]
+pub mod entry_points;
 #[cfg(not(loom))]
 pub mod flex;
 #[cfg(not(loom))]
