@@ -272,20 +272,6 @@ fn bad(arg: &str, why: impl std::fmt::Display) -> ! {
     std::process::exit(2)
 }
 
-fn parse_duration(s: &str) -> Option<Duration> {
-    let (num, unit) = match s.find(|c: char| !c.is_ascii_digit()) {
-        Some(i) => s.split_at(i),
-        None => (s, "ms"),
-    };
-    let n: u64 = num.parse().ok()?;
-    let d = match unit {
-        "ms" => Duration::from_millis(n),
-        "s" => Duration::from_secs(n),
-        _ => return None,
-    };
-    (!d.is_zero()).then_some(d)
-}
-
 fn parse_args() -> Opts {
     let mut o = Opts {
         threads: vec![2, 16, 64],
@@ -325,12 +311,8 @@ fn parse_args() -> Opts {
             }
             "--duration" => {
                 let v = value();
-                o.duration = parse_duration(&v).unwrap_or_else(|| {
-                    bad(
-                        "--duration",
-                        format!("{v:?} is not a duration like 300ms or 2s"),
-                    )
-                });
+                o.duration =
+                    lwbench::parse::parse_duration(&v).unwrap_or_else(|e| bad("--duration", e));
             }
             "--out" => {
                 let v = value();

@@ -3,7 +3,7 @@
 //! An experiment file (TOML, `bench/experiments/*.toml`) names the thread, its hardware and the
 //! lwsim profile standing for it, the clients, the transaction shape and its work, the trials, the
 //! locks compared (each with the PostgreSQL version it stands for) and the thread's own figures.
-//! [`load`] parses and checks it (every error names its field); `cli::apply_experiment` turns it
+//! [`load`] parses and checks it (every error names its field); `args::apply_experiment` turns it
 //! into the arguments of an ordinary sweep, so the usual files are written; [`write_table`] then writes
 //! `experiment.md`: the seed's figures beside ours. The schema is in the guide, "Experiments".
 
@@ -356,7 +356,7 @@ pub fn check(path: &Path, file: File) -> Result<Experiment, FieldError> {
             msg: format!(
                 "unknown lock \"{}\" (valid: {})",
                 l.lock.escape_debug(),
-                LockKind::every()
+                LockKind::bench_locks()
                     .iter()
                     .map(|k| k.name())
                     .collect::<Vec<_>>()

@@ -5,7 +5,10 @@
 //! counters and a pg_stat_activity-style wait-event profile. This crate is the command line and
 //! the reporting; the harness itself is `lwharness`, re-exported here under its module names:
 //!
-//! * [`cli`]: the command line and the sweep driver.
+//! * [`cli`]: the entry point and the sweep's four stages, each in a module of its own:
+//!   [`args`] (the command line; the engine's settings in [`engine_setup`]), [`plan`] (the
+//!   points, trials and machines), [`schedule`] (the order the trials run in) and [`output`]
+//!   (every file, from the plan and the trials).
 //! * [`experiment`]: `--experiment FILE`, a seed thread's experiment as data, and its table.
 //! * [`report`]: the rows of the CSV files.
 //! * [`figures`]: the stdout tables, `summary.md` and the SVGs, in each workload's unit.
@@ -18,12 +21,17 @@
 //!   [`perf`], [`engine`], [`parse`].
 #![deny(missing_docs)]
 
+pub mod args;
 pub mod cli;
+pub mod engine_setup;
 pub mod experiment;
 pub mod figures;
 pub mod jobs;
+pub mod output;
 pub mod pg;
+pub mod plan;
 pub mod report;
+pub mod schedule;
 pub mod sensitivity;
 
 pub use lwharness::{
@@ -108,9 +116,6 @@ impl Lwbench {
             }
         }
         let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
-        if args.get(1).is_some_and(|a| a == "pg") {
-            return pg::main_with(args[2..].to_vec());
-        }
         if args.get(1).is_some_and(|a| a == "torture") {
             let mut program = args[0].clone();
             program.push(" torture");

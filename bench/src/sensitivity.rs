@@ -19,26 +19,14 @@ pub struct Override {
     pub profile: f64,
 }
 
-/// The `KEY=VALUE` pairs of one `--set` value that `lwsim::Profile::set_all` accepted, in order
-/// (the same split: commas, `=`, surrounding blanks trimmed, empty items skipped).
-pub fn parse_overrides(spec: &str) -> Vec<(String, f64)> {
-    spec.split(',')
-        .filter(|s| !s.trim().is_empty())
-        .filter_map(|kv| {
-            let (k, v) = kv.split_once('=')?;
-            Some((k.trim().to_string(), v.trim().parse().ok()?))
-        })
-        .collect()
-}
-
 /// One side (x0.5 or x2) of a sensitivity key.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Arm {
-    /// Runs on the sweep's machine number `variant` (see `SimMachine::variants`), with the key
-    /// at `value`.
+    /// Runs on the sweep's machine number `arm` (see `SimSweep::arms`), with the key at
+    /// `value`.
     Run {
         /// Index into the sweep's machines.
-        variant: usize,
+        arm: usize,
         /// The key's value there.
         value: f64,
     },
@@ -83,7 +71,7 @@ impl SensKey {
 /// outside its range, keeps the arm as [`Arm::Skipped`] with the reason.
 #[cfg(lwsim)]
 pub fn plan(setup: &SimSetup, keys: &[String]) -> Result<(Vec<SensKey>, Vec<SimSetup>), String> {
-    let mut variants = vec![setup.clone()];
+    let mut arms = vec![setup.clone()];
     let mut out: Vec<SensKey> = Vec::new();
     for key in keys.iter().map(|k| k.trim()).filter(|k| !k.is_empty()) {
         if out.iter().any(|k| k.key == key) {
@@ -103,9 +91,9 @@ pub fn plan(setup: &SimSetup, keys: &[String]) -> Result<(Vec<SensKey>, Vec<SimS
             let mut v = setup.clone();
             match v.profile.set(key, base * f) {
                 Ok(()) => {
-                    variants.push(v);
+                    arms.push(v);
                     Arm::Run {
-                        variant: variants.len() - 1,
+                        arm: arms.len() - 1,
                         value: base * f,
                     }
                 }
@@ -120,7 +108,7 @@ pub fn plan(setup: &SimSetup, keys: &[String]) -> Result<(Vec<SensKey>, Vec<SimS
             double,
         });
     }
-    Ok((out, variants))
+    Ok((out, arms))
 }
 
 /// One row of `sensitivity.csv`: a point of the sweep under one key.
@@ -208,7 +196,7 @@ fn ratio(x: f64, base: f64) -> Option<f64> {
 }
 
 /// Writes `sensitivity.md` and `sensitivity.csv` into `out`: for every key, every point of the
-/// base sweep (`base`) beside the same point in each arm's sweep (`runs[variant]`, aligned
+/// base sweep (`base`) beside the same point in each arm's sweep (`runs[arm]`, aligned
 /// with `base`).
 pub fn write(
     out: &Path,
@@ -266,8 +254,8 @@ pub fn write(
     wait_rows("base", "", None, base)?;
     for k in keys {
         for (_, label, arm) in k.arms() {
-            if let Arm::Run { variant, value } = arm {
-                let pts = runs.get(*variant).map(Vec::as_slice).unwrap_or(&[]);
+            if let Arm::Run { arm: i, value } = arm {
+                let pts = runs.get(*i).map(Vec::as_slice).unwrap_or(&[]);
                 wait_rows(&format!("{} {label}", k.key), &k.key, Some(*value), pts)?;
             }
         }
@@ -292,7 +280,7 @@ pub fn write(
         }
         let fig = |arm: &Arm, i: usize| -> Option<&PointRow> {
             match arm {
-                Arm::Run { variant, .. } => runs.get(*variant).and_then(|r| r.get(i)),
+                Arm::Run { arm, .. } => runs.get(*arm).and_then(|r| r.get(i)),
                 Arm::Skipped(_) => None,
             }
         };
@@ -452,18 +440,6 @@ fn num(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn overrides_split_as_the_profile_does() {
-        assert_eq!(
-            parse_overrides(" futex_wake_ns = 1000 ,,shared_load_occupancy=0"),
-            vec![
-                ("futex_wake_ns".to_string(), 1000.0),
-                ("shared_load_occupancy".to_string(), 0.0)
-            ]
-        );
-        assert!(parse_overrides("").is_empty());
-    }
 
     #[test]
     fn numbers() {

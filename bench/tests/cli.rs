@@ -619,7 +619,7 @@ fn help_describes_every_workload_and_lock() {
             .unwrap_or_else(|| panic!("--help lacks workload {}: {help}", w.name()));
         assert!(line.contains(w.description()), "{line}");
     }
-    for k in lwbench::locks::LockKind::ALL {
+    for k in lwbench::locks::LockKind::BENCH_BUILT_IN {
         let line = help
             .lines()
             .find(|l| l.trim_start().starts_with(&format!("{} ", k.name())))

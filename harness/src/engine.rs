@@ -23,8 +23,15 @@
 //! `results.csv` rows; different trials of a point differ, so the `bimodal` flag means what it
 //! means on real hardware (some trial far from the median).
 
+mod real;
+#[cfg(lwsim)]
+mod sim;
+
 #[cfg(lwsim)]
 pub use lwlock::sync::lwsim::Profile;
+pub(crate) use real::RealEngine;
+#[cfg(lwsim)]
+pub(crate) use sim::run as run_simulated;
 use std::time::Duration;
 
 /// Which engine runs the trials.

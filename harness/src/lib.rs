@@ -7,6 +7,8 @@
 //! programs' (`bench` for `lwbench`, `torture` for `lwtorture`).
 //!
 //! * [`locks`]: the closure-level [`locks::BenchLock`] trait, the lock families and adapters.
+//! * [`entry_points`]: PostgreSQL's LWLock entry points by name (holds that need not nest,
+//!   conditional acquire, AcquireOrWait, WaitForVar), for a replayed transaction.
 //! * [`flex`]: the lock families of the group-commit locks (`flexlock`).
 //! * [`registry`]: the one lock registry (built-in locks and locks registered at run time).
 //! * [`pgshared`]: the PostgreSQL shared state (xid counter, CLOG, buffer header).
@@ -16,9 +18,11 @@
 //! * [`snapshot`]: proc-array layouts and snapshot strategies (scan, reuse, optimistic, shared).
 //! * [`workload`]: the workloads, written once, generic over the lock family.
 //! * [`clock`]: the cheap clock of the wait-time percentiles, and its measured floor.
-//! * [`runner`]: one trial (threads, barrier, sampler, counters, invariant checks).
+//! * [`runner`]: one trial of a point, on the engine it names (the measurement window, CPU time).
+//! * [`trial`]: the trial protocol, written once (threads, start gate, sampler, stop signal,
+//!   counters, invariant checks), over the engine interface both engines implement.
 //! * [`perf`]: per-thread perf-event counters with a `getrusage` fallback.
-//! * [`engine`]: the host, or lwsim's simulated many-core machine.
+//! * [`engine`]: the host, or lwsim's simulated many-core machine (one file each).
 //! * [`parse`]: the duration, seed and thread-list syntax of both programs' command lines.
 //!
 //! In a `--cfg loom` build only [`snapshot`] is compiled: the loom models check it.
@@ -40,6 +44,8 @@ pub mod clock;
 #[cfg(not(loom))]
 pub mod engine;
 #[cfg(not(loom))]
+pub mod entry_points;
+#[cfg(not(loom))]
 pub mod flex;
 #[cfg(not(loom))]
 pub mod lmgr;
@@ -57,5 +63,7 @@ pub mod pgtrace;
 pub mod registry;
 #[cfg(not(loom))]
 pub mod runner;
+#[cfg(not(loom))]
+pub mod trial;
 #[cfg(not(loom))]
 pub mod workload;

@@ -108,6 +108,13 @@ pub trait BenchLock<T: Send + Sync>: Send + Sync + Sized {
     fn held(&self) -> Option<(bool, bool)> {
         None
     }
+    /// The lock's PostgreSQL entry points by name (`LWLockAcquire`, `LWLockRelease`,
+    /// `LWLockConditionalAcquire`, `LWLockAcquireOrWait`, `LWLockWaitForVar`), for a workload
+    /// that replays a recorded transaction (see [`crate::entry_points`]); `None` for a lock
+    /// without them.
+    fn entry_points(&self) -> Option<&dyn crate::entry_points::EntryPoints> {
+        None
+    }
 }
 
 /// A family of locks: one lock type for any protected data type.
@@ -226,6 +233,10 @@ impl<L: RawLwLock, T: Send + Sync> BenchLock<T> for RawLocked<L, T> {
     #[inline]
     fn held(&self) -> Option<(bool, bool)> {
         Some((self.lock.is_locked(), self.lock.is_locked_exclusive()))
+    }
+
+    fn entry_points(&self) -> Option<&dyn crate::entry_points::EntryPoints> {
+        Some(&self.lock)
     }
 }
 

@@ -3,8 +3,9 @@
 //! command line prints (exit 2, naming the argument) when the value is bad. Harness plumbing:
 //! it mirrors no PostgreSQL function.
 //!
-//! * Durations: `300ms`, `2s`, `1.5s`, `500us`, `1m`, `2min`, `10ns`, or bare seconds; zero
-//!   and more than a day are rejected.
+//! * Durations: `300ms`, `2s`, `1.5s`, `500us`, `1m`, `2min`, `10ns`; the unit is required (a
+//!   bare number is an error naming the units, so that no program reads `300` as seconds and
+//!   another as milliseconds); zero and more than a day are rejected.
 //! * Seeds: a decimal or `0x`-hexadecimal 64-bit number.
 //! * Thread counts: 1 to 4096; thread lists add `a:b`, a doubling range.
 
@@ -13,7 +14,7 @@ use std::time::Duration;
 /// The most threads a command line accepts.
 pub const MAX_THREADS: usize = 4096;
 
-/// Parses `300ms`, `2s`, `1.5s`, `500us`, `1m`, or bare seconds; zero is rejected.
+/// Parses `300ms`, `2s`, `1.5s`, `500us`, `1m`; a bare number and zero are rejected.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
     let split = t
@@ -24,7 +25,13 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         .parse()
         .map_err(|_| format!("'{s}' is not a duration (examples: 300ms, 2s, 1.5s)"))?;
     let secs = match unit.trim() {
-        "" | "s" => v,
+        "" => {
+            return Err(format!(
+                "'{s}' has no unit: a duration needs one of ns, us, ms, s, m (e.g. {num}ms or \
+                 {num}s)"
+            ))
+        }
+        "s" => v,
         "ms" => v / 1e3,
         "us" | "µs" => v / 1e6,
         "ns" => v / 1e9,
@@ -111,7 +118,11 @@ mod tests {
     fn durations() {
         assert_eq!(parse_duration("300ms"), Ok(Duration::from_millis(300)));
         assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
-        assert_eq!(parse_duration("2"), Ok(Duration::from_secs(2)));
+        // A bare number names the units it lacks, whatever program reads it.
+        for bare in ["2", "300", "1.5"] {
+            let e = parse_duration(bare).unwrap_err();
+            assert!(e.contains("no unit") && e.contains("ms"), "{bare}: {e}");
+        }
         assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
         assert_eq!(parse_duration("10min"), Ok(Duration::from_secs(600)));
         assert_eq!(parse_duration("500us"), Ok(Duration::from_micros(500)));

@@ -73,13 +73,15 @@ macro_rules! registry {
         impl LockKind {
             /// Every built-in entry, in registry order (the column order of tables and plots,
             /// and the order of torture's summary), `lwtorture`-only ones included;
-            /// [`LockKind::every`] is `lwbench`'s, with the locks registered at run time.
-            pub const ENTRIES: &'static [LockKind] = &[$(LockKind::$variant),*];
+            /// [`LockKind::bench_locks`] is `lwbench`'s, with the locks registered at run time.
+            pub const BUILT_IN: &'static [LockKind] = &[$(LockKind::$variant),*];
 
             /// The built-in locks `lwbench` runs (those with a family), in registry order (the
-            /// column order of tables and plots); [`LockKind::every`] adds the locks registered
-            /// at run time.
-            pub const ALL: &'static [LockKind] = &[$($({
+            /// column order of tables and plots); [`LockKind::bench_locks`] adds the locks
+            /// registered at run time. (`ALL` names every value of an enum elsewhere; `all`,
+            /// the `--locks` keyword, is [`LockKind::in_bench_all`] and
+            /// [`LockKind::in_torture_all`].)
+            pub const BENCH_BUILT_IN: &'static [LockKind] = &[$($({
                 let _: Option<$family> = None;
                 LockKind::$variant
             },)?)*];
@@ -361,16 +363,16 @@ pub fn register_user_lock(lock: UserLock) -> Result<LockKind, String> {
 
 impl LockKind {
     /// The built-in locks `lwbench` runs, in registry order (the column order of tables and
-    /// plots); [`LockKind::every`] adds the locks registered at run time.
-    pub fn builtin() -> impl Iterator<Item = LockKind> {
-        LockKind::ALL.iter().copied()
+    /// plots); [`LockKind::bench_locks`] adds the locks registered at run time.
+    pub fn bench_built_in() -> impl Iterator<Item = LockKind> {
+        LockKind::BENCH_BUILT_IN.iter().copied()
     }
 
     /// Every entry of the registry, `lwtorture`-only ones included, then the locks registered
     /// at run time.
-    pub fn all_entries() -> Vec<LockKind> {
+    pub fn registered() -> Vec<LockKind> {
         let users = USER_LOCKS.read().unwrap_or_else(|e| e.into_inner()).len();
-        LockKind::ENTRIES
+        LockKind::BUILT_IN
             .iter()
             .copied()
             .chain((0..users).map(|i| LockKind::User(UserLockId(i as u16))))
@@ -378,8 +380,8 @@ impl LockKind {
     }
 
     /// Every lock `lwbench` runs: its built-in ones, then the locks registered at run time.
-    pub fn every() -> Vec<LockKind> {
-        LockKind::all_entries()
+    pub fn bench_locks() -> Vec<LockKind> {
+        LockKind::registered()
             .into_iter()
             .filter(|k| k.is_bench())
             .collect()
@@ -392,19 +394,21 @@ impl LockKind {
 
     /// Looks an `lwbench` lock up by its command-line name.
     pub fn from_name(name: &str) -> Option<LockKind> {
-        LockKind::every().into_iter().find(|k| k.name() == name)
+        LockKind::bench_locks()
+            .into_iter()
+            .find(|k| k.name() == name)
     }
 
     /// Looks any registry entry up by its name (`lwtorture`'s lookup).
     pub fn from_any_name(name: &str) -> Option<LockKind> {
-        LockKind::all_entries()
+        LockKind::registered()
             .into_iter()
             .find(|k| k.name() == name)
     }
 
     /// The locks of `lwtorture --locks all`, in summary order.
-    pub fn torture_all() -> Vec<LockKind> {
-        LockKind::all_entries()
+    pub fn torture_locks_all() -> Vec<LockKind> {
+        LockKind::registered()
             .into_iter()
             .filter(|k| k.in_torture_all())
             .collect()
@@ -428,7 +432,7 @@ impl LockKind {
     }
 
     /// Whether `--locks all` may select this lock (the self-test lock only runs when named).
-    pub fn in_all(self) -> bool {
+    pub fn in_bench_all(self) -> bool {
         matches!(self.applies(), Applies::All | Applies::Clog)
     }
 
@@ -436,7 +440,7 @@ impl LockKind {
     /// registered at run time (a project lock that runs only when named, an era's
     /// composition such as `group-clear`, is not part of it).
     pub fn default_suite() -> Vec<LockKind> {
-        LockKind::every()
+        LockKind::bench_locks()
             .into_iter()
             .filter(|k| {
                 (k.is_project() && k.applies() != Applies::Explicit)
@@ -448,14 +452,14 @@ impl LockKind {
 
     /// All `lwbench` names, comma-separated (for error messages).
     pub fn valid_names() -> String {
-        let mut v: Vec<&str> = LockKind::every().iter().map(|k| k.name()).collect();
+        let mut v: Vec<&str> = LockKind::bench_locks().iter().map(|k| k.name()).collect();
         v.push("all");
         v.join(", ")
     }
 
     /// All `lwtorture` names, comma-separated (for error messages).
     pub fn valid_torture_names() -> String {
-        LockKind::all_entries()
+        LockKind::registered()
             .iter()
             .map(|k| k.name())
             .collect::<Vec<_>>()
@@ -487,7 +491,7 @@ mod tests {
 
     #[test]
     fn every_lock_runs_and_survives_a_panic() {
-        for k in LockKind::builtin().filter(|k| k.in_all()) {
+        for k in LockKind::bench_built_in().filter(|k| k.in_bench_all()) {
             assert_eq!(k.dispatch(Exercise), 11, "{}", k.name());
             assert_eq!(LockKind::from_name(k.name()), Some(k));
         }
@@ -499,7 +503,10 @@ mod tests {
 
     #[test]
     fn the_torture_set_is_the_thirteen_locks_in_summary_order() {
-        let names: Vec<&str> = LockKind::torture_all().iter().map(|k| k.name()).collect();
+        let names: Vec<&str> = LockKind::torture_locks_all()
+            .iter()
+            .map(|k| k.name())
+            .collect();
         assert_eq!(
             names,
             [
@@ -518,7 +525,7 @@ mod tests {
                 "scalable-rwlock"
             ]
         );
-        assert!(LockKind::torture_all()
+        assert!(LockKind::torture_locks_all()
             .iter()
             .all(|k| k.torture_tranche() == format!("torture-{}", k.name())));
     }

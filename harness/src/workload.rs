@@ -72,10 +72,9 @@ pub const CHECK_EVERY: u32 = 16;
 /// A checked *shared* section writes nothing shared: it reads the writer line at entry and at
 /// exit and the four words in between. A check that counted readers in a shared counter would
 /// itself move a line between every two readers, and would cap a reader-scalable lock's
-/// scaling at the check's own (measured: the read-only snapshot scan of `reader-bias` went from
-/// 1.6× to 2.0× its 1-thread rate at 2 threads on a 2-core machine when the check stopped
-/// counting readers). So overlap is seen from the reader's side, as a seqlock reader sees a
-/// writer:
+/// scaling at the check's own (docs/results.md, "The checks' own cost", has the measurement:
+/// dated figures live there, not in comments). So overlap is seen from the reader's side, as a
+/// seqlock reader sees a writer:
 /// * `writers` counts the checked exclusive holders inside (two at once: a violation), and
 ///   `epoch` counts checked exclusive entries;
 /// * a checked shared holder reads `epoch`, then requires `writers == 0`; after its section it
@@ -1083,7 +1082,7 @@ mod tests {
 
     #[test]
     fn every_workload_on_every_lock_passes_its_checks() {
-        for k in LockKind::builtin().filter(|k| k.in_all()) {
+        for k in LockKind::bench_built_in().filter(|k| k.in_bench_all()) {
             k.dispatch(RunEach);
         }
     }

@@ -490,8 +490,12 @@ impl Profile {
         Ok(())
     }
 
-    /// Applies `KEY=VALUE[,KEY=VALUE...]` overrides (see [`Profile::set`]).
-    pub fn set_all(&mut self, spec: &str) -> Result<(), String> {
+    /// Applies `KEY=VALUE[,KEY=VALUE...]` overrides (see [`Profile::set`]): the one parser of
+    /// an override list (commas, `=`, blanks around each part trimmed, empty items skipped).
+    /// Returns each override applied, in order: its key, its value, and the profile's value
+    /// before it.
+    pub fn set_all(&mut self, spec: &str) -> Result<Vec<(String, f64, f64)>, String> {
+        let mut applied = Vec::new();
         for kv in spec.split(',').filter(|s| !s.trim().is_empty()) {
             let (k, v) = kv
                 .split_once('=')
@@ -500,9 +504,11 @@ impl Profile {
                 .trim()
                 .parse()
                 .map_err(|_| format!("{}: {v:?} is not a number", k.trim()))?;
+            let before = self.get(k.trim()).unwrap_or(f64::NAN);
             self.set(k.trim(), v)?;
+            applied.push((k.trim().to_string(), v, before));
         }
-        Ok(())
+        Ok(applied)
     }
 
     /// One line per cost: key, value (ns) and source.

@@ -23,3 +23,22 @@ fn every_builtin_profile_parses_with_a_source_for_every_value() {
     let text = BUILTIN[1].1.replacen("\"source\"", "\"no-source\"", 2);
     assert!(Profile::parse(&text).is_err());
 }
+
+/// `set_all` is the one parser of an override list: blanks trimmed, empty items skipped, and
+/// each override returned with the profile's value before it.
+#[test]
+fn set_all_returns_each_override_with_the_value_before() {
+    let mut p = Profile::builtin("xeon-2s-broadwell").unwrap();
+    let wake = p.get("futex_wake_ns").unwrap();
+    let applied = p
+        .set_all(" futex_wake_ns = 1000 ,,shared_load_occupancy=0")
+        .unwrap();
+    assert_eq!(applied.len(), 2);
+    assert_eq!(applied[0], ("futex_wake_ns".to_string(), 1000.0, wake));
+    assert_eq!(applied[1].0, "shared_load_occupancy");
+    assert_eq!(applied[1].1, 0.0);
+    assert_eq!(p.get("futex_wake_ns"), Some(1000.0));
+    assert!(p.set_all("").unwrap().is_empty());
+    assert!(p.set_all("futex_wake_ns").is_err());
+    assert!(p.set_all("futex_wake_ns=x").is_err());
+}

@@ -43,7 +43,7 @@ fn parse_lock(s: &str) -> Result<LockKind, String> {
 
 fn parse_locks(s: &str) -> Result<Vec<LockKind>, String> {
     if s.trim() == "all" {
-        return Ok(LockKind::torture_all());
+        return Ok(LockKind::torture_locks_all());
     }
     parse_lock(s).map(|l| vec![l])
 }

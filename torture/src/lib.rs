@@ -146,11 +146,11 @@ mod tests {
     fn arguments() {
         let c = cfg(&["--seed", "0x10", "--threads", "20"]);
         assert_eq!(c.seed, 16);
-        assert_eq!(c.locks, LockKind::torture_all());
+        assert_eq!(c.locks, LockKind::torture_locks_all());
         let per = c.threads_per_lock();
         assert_eq!(per.iter().sum::<usize>(), 20);
         // An even split, the first `20 % n` locks taking one more.
-        let n = LockKind::torture_all().len();
+        let n = LockKind::torture_locks_all().len();
         for (i, &k) in per.iter().enumerate() {
             assert_eq!(k, 20 / n + usize::from(i < 20 % n), "lock {i} of {n}");
         }

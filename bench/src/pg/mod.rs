@@ -94,11 +94,10 @@ pub struct RecordArgs {
     pub socket_dir: Option<String>,
 }
 
-/// `lwbench pg ARGS...` (`args` without the program name and `pg`).
+/// `lwbench pg ARGS...`: `args` starts with the program name (`lwbench pg`), as
+/// [`crate::cli::SUBCOMMANDS`] hands it.
 pub fn main_with(args: Vec<std::ffi::OsString>) -> ExitCode {
-    let cli = match PgCli::try_parse_from(
-        std::iter::once(std::ffi::OsString::from("lwbench pg")).chain(args),
-    ) {
+    let cli = match PgCli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();

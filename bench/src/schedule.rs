@@ -1,0 +1,149 @@
+//! The schedule: in which order a plan's trials run, and on what. The real engine runs a point's
+//! warm-up and then its trials, point by point, or with `--interleave` the trials of the locks
+//! compared at a point in turn; the simulator runs every trial of every sweep as a task of its
+//! own, `--jobs` at a time. Whatever the order, each point's trials reach the output stage in
+//! plan order (sweep, point), and the progress bar and notes go to stderr.
+
+use crate::output::Output;
+use crate::plan::{Plan, PlannedPoint};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use lwharness::engine::{self, SimSetup};
+use lwharness::perf::Probe;
+use lwharness::runner::{self, TrialResult};
+
+/// Runs `plan`'s trials and feeds each point's to `output` in plan order; returns the order the
+/// trials ran in with `--interleave` (for `meta.json`), else nothing.
+pub fn run(plan: &Plan, probe: &Probe, output: &mut Output) -> Result<Vec<String>, String> {
+    let total = plan.points.len();
+    let trials = plan.trials;
+    // With --interleave the bar counts trials (a point is complete only when its group's last
+    // round ends), otherwise points.
+    let steps = if plan.interleave {
+        total * trials as usize
+    } else {
+        total * plan.sweeps()
+    };
+    let pb = ProgressBar::with_draw_target(Some(steps as u64), ProgressDrawTarget::stderr());
+    pb.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} [{elapsed_precise} / ~{eta}]")
+            .map_err(|e| e.to_string())?,
+    );
+    // Hands one point's trials to the output stage.
+    let mut emit = |sweep: usize, p: &PlannedPoint, done: Vec<TrialResult>| {
+        if !plan.interleave {
+            pb.set_message(p.label());
+            pb.inc(1);
+        }
+        for note in output.point(sweep, p, done)? {
+            pb.suspend(|| eprintln!("{note}"));
+        }
+        Ok::<(), String>(())
+    };
+    // The order the trials ran in, with `--interleave` (recorded in meta.json).
+    let mut trial_order: Vec<String> = Vec::new();
+    match &plan.sim {
+        None if plan.interleave => {
+            // Each workload's points (contiguous in the plan) are run group by group, a group
+            // being the locks compared at one variant and thread count; a point is written as
+            // soon as it and every point before it in the plan have all their trials, so the
+            // files stay in plan order and a failure loses only the points not yet complete.
+            // Every trial starts from PostgreSQL's initial spin estimate (another lock's trials
+            // ran since this lock's last one).
+            let points = &plan.points;
+            let mut start = 0;
+            while start < points.len() {
+                let w = points[start].workload;
+                let end = start
+                    + points[start..]
+                        .iter()
+                        .take_while(|p| p.workload == w)
+                        .count();
+                let mut done: Vec<Vec<TrialResult>> = (start..end).map(|_| Vec::new()).collect();
+                let mut seen = vec![false; end - start];
+                let mut next = start;
+                for i in start..end {
+                    if seen[i - start] {
+                        continue;
+                    }
+                    let same = |q: &PlannedPoint| {
+                        q.variant.label() == points[i].variant.label()
+                            && q.spec.threads == points[i].spec.threads
+                            && q.spec.procs == points[i].spec.procs
+                    };
+                    let group: Vec<usize> = (i..end).filter(|&j| same(&points[j])).collect();
+                    for &j in &group {
+                        seen[j - start] = true;
+                    }
+                    for round in 0..trials as usize {
+                        for r in 0..group.len() {
+                            let p = &points[group[(round + r) % group.len()]];
+                            let what = format!("{} (trial {})", p.label(), round + 1);
+                            pb.set_message(what.clone());
+                            trial_order.push(what);
+                            done[group[(round + r) % group.len()] - start]
+                                .push(warm_then_trial(plan, p, probe)?);
+                            pb.inc(1);
+                        }
+                    }
+                    while next < end && done[next - start].len() == trials as usize {
+                        emit(0, &points[next], std::mem::take(&mut done[next - start]))?;
+                        next += 1;
+                    }
+                }
+                start = end;
+            }
+        }
+        None => {
+            for p in &plan.points {
+                pb.set_message(p.label());
+                let mut done = vec![warm_then_trial(plan, p, probe)?];
+                for _ in 1..trials {
+                    done.push(runner::run_trial(&p.spec, probe)?);
+                }
+                emit(0, p, done)?;
+            }
+        }
+        Some(m) => {
+            // A simulation starts from a fresh machine (and a fresh spin estimate); the warm-up
+            // runs inside each trial, before its window. Tasks in sweep order: sweep, point,
+            // trial; the results come back in that order whatever `--jobs`.
+            let tasks: Vec<(usize, usize, u32)> = (0..plan.sweeps())
+                .flat_map(|s| (0..total).flat_map(move |p| (1..=trials).map(move |k| (s, p, k))))
+                .collect();
+            let mut pending: Vec<TrialResult> = Vec::new();
+            crate::jobs::run_ordered(
+                m.jobs,
+                &tasks,
+                |&(s, p, k)| {
+                    let mut spec = plan.points[p].spec.clone();
+                    spec.sim = Some(SimSetup {
+                        seed: engine::trial_seed(plan.seed, k),
+                        ..m.arms[s].clone()
+                    });
+                    runner::run_trial(&spec, probe)
+                },
+                |i, r| {
+                    pending.push(r?);
+                    let (s, p, k) = tasks[i];
+                    if k == trials {
+                        emit(s, &plan.points[p], std::mem::take(&mut pending))?;
+                    }
+                    Ok(())
+                },
+            )?;
+        }
+    }
+    pb.finish_and_clear();
+    Ok(trial_order)
+}
+
+/// On the real engine: a warm-up trial of the point, discarded, from PostgreSQL's initial spin
+/// estimate whatever ran before (the estimate is folded in by every exiting thread and would
+/// carry over), then one trial.
+fn warm_then_trial(plan: &Plan, p: &PlannedPoint, probe: &Probe) -> Result<TrialResult, String> {
+    lwlock::proc::set_shared_spins_per_delay(lwlock::s_lock::DEFAULT_SPINS_PER_DELAY);
+    let mut spec = p.spec.clone();
+    spec.duration = plan.warmup;
+    runner::run_trial(&spec, probe)?;
+    runner::run_trial(&p.spec, probe)
+}
