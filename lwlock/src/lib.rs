@@ -75,7 +75,7 @@
 // checked by ci/import-cycles.py):
 //   sync (the shim) -> stats, wait_event, elog, mutant -> proc (wait records) -> proclist,
 //   s_lock (spinlock, spin delay) -> raw (the trait) -> fault -> the locks (atomic_state with
-//   layout and dropin, classic, reader_bias) -> the drop-in types (mutex, condvar, remutex,
+//   its mechanism files, classic, reader_bias) -> the drop-in types (mutex, condvar, remutex,
 //   rwlock, lock_api_adapter, lock_api_05) -> fair_mutex (over mutex). once names only sync and
 //   mutant; deadlock names nothing of the crate.
 pub mod sync;

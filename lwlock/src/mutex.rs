@@ -5,7 +5,7 @@
 //! [`AtomicLwMutex`] is [`AtomicLwLock`] restricted to [`Mode::Exclusive`]: `lock` is
 //! `LWLockAcquire(LW_EXCLUSIVE)`, `try_lock` is `LWLockConditionalAcquire(LW_EXCLUSIVE)`,
 //! `unlock` is `LWLockRelease`. It adds no state: the word, its bit layout, invariants and
-//! orderings are the atomic LWLock's (`atomic_state.rs`). [`RawMutex`] (under [`Mutex`]) has the
+//! orderings are the atomic LWLock's (`atomic_state/`). [`RawMutex`] (under [`Mutex`]) has the
 //! drop-in `RwLock`'s policy ([`EmptyYield`]: bounded spinning that an idle CPU's yield ends,
 //! barging, a 250 µs starvation bound), [`RawAdaptiveMutex`] (under [`AdaptiveMutex`]) the same
 //! spin without the empty-yield rule ([`Adaptive`], the default before), [`RawHandoffMutex`]
