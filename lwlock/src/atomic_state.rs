@@ -86,6 +86,8 @@ use crate::stats::StatsCounters;
 use crate::sync::{AtomicU32, AtomicU8, Ordering, UnsafeCell};
 use crate::wait_event::Tranche;
 use layout::RELEASE_OK;
+#[allow(unused_imports)] // rustdoc links
+use layout::{HANDOFF, UPGRADABLE};
 use std::marker::PhantomData;
 
 /// How the atomic LWLock treats queued exclusive waiters: a type parameter of [`AtomicLwLock`],

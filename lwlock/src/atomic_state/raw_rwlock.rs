@@ -5,58 +5,17 @@
 //! `const fn`.
 
 use super::{AtomicLwLock, Attempt, Policy, Want};
-use crate::raw::{Mode, RawLwLock};
-use crate::sync::{self};
-
-// SAFETY: forwards to the `RawLwLock` implementation, whose contract (mutual exclusion,
-// Acquire/Release, non-blocking try) is lock_api's; guards may be sent because an LWLock hold is
-// not tied to the acquiring thread.
-unsafe impl<P: Policy> lock_api::RawRwLock for AtomicLwLock<P> {
-    #[allow(clippy::declare_interior_mutable_const)]
-    const INIT: Self = Self::new();
-    type GuardMarker = lock_api::GuardSend;
-
-    #[inline]
-    fn lock_shared(&self) {
-        self.acquire(Mode::Shared);
-    }
-    #[inline]
-    fn try_lock_shared(&self) -> bool {
-        self.conditional_acquire(Mode::Shared)
-    }
-    #[inline]
-    unsafe fn unlock_shared(&self) {
-        // SAFETY: lock_api's contract: the lock is held shared.
-        unsafe { self.release(Mode::Shared) }
-    }
-    #[inline]
-    fn lock_exclusive(&self) {
-        self.acquire(Mode::Exclusive);
-    }
-    #[inline]
-    fn try_lock_exclusive(&self) -> bool {
-        self.conditional_acquire(Mode::Exclusive)
-    }
-    #[inline]
-    unsafe fn unlock_exclusive(&self) {
-        // SAFETY: lock_api's contract: the lock is held exclusively.
-        unsafe { self.release(Mode::Exclusive) }
-    }
-    #[inline]
-    fn is_locked(&self) -> bool {
-        RawLwLock::is_locked(self)
-    }
-    #[inline]
-    fn is_locked_exclusive(&self) -> bool {
-        RawLwLock::is_locked_exclusive(self)
-    }
-}
-
+use crate::raw::Mode;
+use crate::sync;
 use lock_api::{
     RawRwLockDowngrade, RawRwLockFair, RawRwLockRecursive, RawRwLockRecursiveTimed, RawRwLockTimed,
     RawRwLockUpgrade, RawRwLockUpgradeDowngrade, RawRwLockUpgradeFair, RawRwLockUpgradeTimed,
 };
 use std::time::{Duration, Instant};
+
+// `RawRwLock`: PostgreSQL's operations (`lwlock_acquire.rs`). Guards may be sent: an LWLock
+// hold is a count in the word, not tied to the acquiring thread.
+crate::raw::lock_api_rwlock_over_lwlock!([P: Policy] AtomicLwLock<P>, guard: GuardSend);
 
 // SAFETY (all impls below): each forwards to the inherent operation of the same meaning,
 // whose exclusion and ordering arguments are in this module's and the parent's docs
