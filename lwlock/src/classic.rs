@@ -466,40 +466,8 @@ unsafe impl RawLwLock for RawClassicLwLock {
     }
 }
 
-#[cfg(not(loom))]
-// SAFETY: forwards to the `RawLwLock` implementation, whose contract is lock_api's.
-unsafe impl lock_api::RawRwLock for RawClassicLwLock {
-    #[allow(clippy::declare_interior_mutable_const)]
-    const INIT: Self = RawClassicLwLock::new();
-    type GuardMarker = lock_api::GuardSend;
-
-    fn lock_shared(&self) {
-        self.acquire(Mode::Shared);
-    }
-    fn try_lock_shared(&self) -> bool {
-        self.conditional_acquire(Mode::Shared)
-    }
-    unsafe fn unlock_shared(&self) {
-        // SAFETY: lock_api's contract: held shared.
-        unsafe { self.release(Mode::Shared) }
-    }
-    fn lock_exclusive(&self) {
-        self.acquire(Mode::Exclusive);
-    }
-    fn try_lock_exclusive(&self) -> bool {
-        self.conditional_acquire(Mode::Exclusive)
-    }
-    unsafe fn unlock_exclusive(&self) {
-        // SAFETY: lock_api's contract: held exclusively.
-        unsafe { self.release(Mode::Exclusive) }
-    }
-    fn is_locked(&self) -> bool {
-        RawLwLock::is_locked(self)
-    }
-    fn is_locked_exclusive(&self) -> bool {
-        RawLwLock::is_locked_exclusive(self)
-    }
-}
+// Guards may be sent: a hold is a count under the lock's spinlock, not tied to a thread.
+crate::raw::lock_api_rwlock_over_lwlock!([] RawClassicLwLock, guard: GuardSend);
 
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {

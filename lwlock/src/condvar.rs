@@ -48,7 +48,7 @@
 //! then compete for the mutex under the LWLock's own policy (no requeueing onto the mutex, unlike
 //! parking_lot: `notify_all` wakes every waiter, and those that lose queue on the LWLock).
 
-use crate::mutex::AtomicLwMutex;
+use crate::raw_mutex::AtomicLwMutex;
 use crate::sync::{AtomicU32, Futex, Ordering};
 use crate::Policy;
 #[cfg(not(loom))]

@@ -30,7 +30,7 @@
 //! * `try_lock`, `try_lock_for`/`try_lock_until` (a timed-out waiter dequeues itself) and `bump`
 //!   are the wrapped mutex's.
 
-use crate::mutex::RawMutex;
+use crate::raw_mutex::RawMutex;
 use lock_api::{RawMutex as _, RawMutexFair, RawMutexTimed};
 
 /// The raw fair mutex under [`FairMutex`] (parking_lot's `RawFairMutex`): the default

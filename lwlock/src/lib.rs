@@ -75,8 +75,8 @@
 // checked by ci/import-cycles.py):
 //   sync (the shim) -> stats, wait_event, elog, mutant -> proc (wait records) -> proclist,
 //   s_lock (spinlock, spin delay) -> raw (the trait) -> fault -> the locks (atomic_state with
-//   layout and dropin, classic, reader_bias) -> the drop-in types (mutex, condvar, remutex,
-//   rwlock, lock_api_adapter, lock_api_05) -> fair_mutex (over mutex). once names only sync and
+//   its mechanism files, classic, reader_bias) -> the drop-in types (raw_mutex, mutex, condvar,
+//   remutex, rwlock, lock_api_adapter, lock_api_05) -> fair_mutex (over mutex). once names only sync and
 //   mutant; deadlock names nothing of the crate.
 pub mod sync;
 
@@ -95,11 +95,13 @@ pub mod fault;
 #[cfg(all(feature = "lock_api_05", not(loom)))]
 pub mod lock_api_05;
 mod lock_api_adapter;
+#[cfg(not(loom))]
 mod mutex;
 mod once;
 pub mod proc;
 mod proclist;
 mod raw;
+mod raw_mutex;
 mod reader_bias;
 pub mod reference;
 #[cfg(not(loom))]
@@ -133,10 +135,10 @@ pub use mutex::{
 };
 #[cfg(all(not(loom), feature = "arc_lock"))]
 pub use mutex::{ArcBargingMutexGuard, ArcMutexGuard};
-pub use mutex::{AtomicLwMutex, RawAdaptiveMutex, RawBargingMutex, RawHandoffMutex, RawMutex};
 pub use once::{Once, OnceState};
 pub use proc::{sample_waits, Proc, Semaphore, WaitSample, INVALID_PROC};
 pub use raw::{AcquireOrWait, Mode, RawLwLock, RawLwLockVar, VarWait};
+pub use raw_mutex::{AtomicLwMutex, RawAdaptiveMutex, RawBargingMutex, RawHandoffMutex, RawMutex};
 pub use reader_bias::RawReaderBiasLwLock;
 #[cfg(not(loom))]
 pub use reader_bias::{ScalableRwLock, ScalableRwLockReadGuard, ScalableRwLockWriteGuard};
@@ -154,7 +156,7 @@ pub use stats::LockStats;
 pub use wait_event::{IpcEvent, Tranche, WaitClass, WaitEvent};
 
 // parking_lot's raw-type names follow the default types: `RawRwLock` (defined beside `RwLock` in
-// rwlock.rs) and `RawMutex` (beside `Mutex` in mutex.rs) must be the raw locks under `RwLock` and
+// rwlock.rs) and `RawMutex` (in raw_mutex.rs, under `Mutex` of mutex.rs) must be the raw locks under `RwLock` and
 // `Mutex`. A change of a default that forgot its alias fails to compile here.
 #[cfg(not(loom))]
 const _: () = {

@@ -48,97 +48,63 @@ fn g_if(ok: bool) -> Option<GuardSend> {
     ok.then(GuardSend::new)
 }
 
-// SAFETY: forwards to the `RawLwLock` implementation, whose contract (mutual exclusion,
-// Acquire/Release, non-blocking try, an unwinding acquire holds nothing) is lock_api's; the guard
-// state is stateless and may be sent, as an LWLock hold is not tied to a thread.
-unsafe impl<P: Policy> l5::RawRwLock for AtomicLwLock<P> {
-    #[allow(clippy::declare_interior_mutable_const)]
-    const INIT: Self = AtomicLwLock::new();
-    type SharedGuard = GuardSend;
-    type ExclusiveGuard = GuardSend;
+/// lock_api 0.5's `RawRwLock` for a [`RawLwLock`] type, written once (the 0.4 line's is
+/// `lock_api_rwlock_over_lwlock!` in `raw.rs`): a lock returns the stateless `GuardSend`, an
+/// unlock consumes it.
+macro_rules! l5_rwlock_over_lwlock {
+    ([$($gen:tt)*] $ty:ty) => {
+        // SAFETY: forwards to the `RawLwLock` implementation, whose contract (mutual exclusion,
+        // Acquire/Release, non-blocking try, an unwinding acquire holds nothing) is lock_api's;
+        // the guard state is stateless and may be sent, as an LWLock hold is not tied to a
+        // thread.
+        unsafe impl<$($gen)*> l5::RawRwLock for $ty {
+            #[allow(clippy::declare_interior_mutable_const)]
+            const INIT: Self = <$ty>::new();
+            type SharedGuard = GuardSend;
+            type ExclusiveGuard = GuardSend;
 
-    #[inline]
-    fn lock_shared(&self) -> GuardSend {
-        self.acquire(Mode::Shared);
-        g()
-    }
-    #[inline]
-    fn try_lock_shared(&self) -> Option<GuardSend> {
-        g_if(self.conditional_acquire(Mode::Shared))
-    }
-    #[inline]
-    unsafe fn unlock_shared(&self, _guard: GuardSend) {
-        // SAFETY: the guard state proves a shared hold (lock_api's contract).
-        unsafe { self.release(Mode::Shared) }
-    }
-    #[inline]
-    fn lock_exclusive(&self) -> GuardSend {
-        self.acquire(Mode::Exclusive);
-        g()
-    }
-    #[inline]
-    fn try_lock_exclusive(&self) -> Option<GuardSend> {
-        g_if(self.conditional_acquire(Mode::Exclusive))
-    }
-    #[inline]
-    unsafe fn unlock_exclusive(&self, _guard: GuardSend) {
-        // SAFETY: the guard state proves an exclusive hold.
-        unsafe { self.release(Mode::Exclusive) }
-    }
-    #[inline]
-    fn is_locked(&self) -> bool {
-        RawLwLock::is_locked(self)
-    }
-    #[inline]
-    fn is_locked_exclusive(&self) -> bool {
-        RawLwLock::is_locked_exclusive(self)
-    }
+            #[inline]
+            fn lock_shared(&self) -> GuardSend {
+                self.acquire(Mode::Shared);
+                g()
+            }
+            #[inline]
+            fn try_lock_shared(&self) -> Option<GuardSend> {
+                g_if(self.conditional_acquire(Mode::Shared))
+            }
+            #[inline]
+            unsafe fn unlock_shared(&self, _guard: GuardSend) {
+                // SAFETY: the guard state proves a shared hold (lock_api's contract).
+                unsafe { self.release(Mode::Shared) }
+            }
+            #[inline]
+            fn lock_exclusive(&self) -> GuardSend {
+                self.acquire(Mode::Exclusive);
+                g()
+            }
+            #[inline]
+            fn try_lock_exclusive(&self) -> Option<GuardSend> {
+                g_if(self.conditional_acquire(Mode::Exclusive))
+            }
+            #[inline]
+            unsafe fn unlock_exclusive(&self, _guard: GuardSend) {
+                // SAFETY: the guard state proves an exclusive hold.
+                unsafe { self.release(Mode::Exclusive) }
+            }
+            #[inline]
+            fn is_locked(&self) -> bool {
+                RawLwLock::is_locked(self)
+            }
+            #[inline]
+            fn is_locked_exclusive(&self) -> bool {
+                RawLwLock::is_locked_exclusive(self)
+            }
+        }
+    };
 }
 
-// SAFETY: as for the atomic lock: the classic LWLock's `RawLwLock` contract is lock_api's.
-unsafe impl l5::RawRwLock for RawClassicLwLock {
-    #[allow(clippy::declare_interior_mutable_const)]
-    const INIT: Self = RawClassicLwLock::new();
-    type SharedGuard = GuardSend;
-    type ExclusiveGuard = GuardSend;
-
-    #[inline]
-    fn lock_shared(&self) -> GuardSend {
-        self.acquire(Mode::Shared);
-        g()
-    }
-    #[inline]
-    fn try_lock_shared(&self) -> Option<GuardSend> {
-        g_if(self.conditional_acquire(Mode::Shared))
-    }
-    #[inline]
-    unsafe fn unlock_shared(&self, _guard: GuardSend) {
-        // SAFETY: the guard state proves a shared hold.
-        unsafe { self.release(Mode::Shared) }
-    }
-    #[inline]
-    fn lock_exclusive(&self) -> GuardSend {
-        self.acquire(Mode::Exclusive);
-        g()
-    }
-    #[inline]
-    fn try_lock_exclusive(&self) -> Option<GuardSend> {
-        g_if(self.conditional_acquire(Mode::Exclusive))
-    }
-    #[inline]
-    unsafe fn unlock_exclusive(&self, _guard: GuardSend) {
-        // SAFETY: the guard state proves an exclusive hold.
-        unsafe { self.release(Mode::Exclusive) }
-    }
-    #[inline]
-    fn is_locked(&self) -> bool {
-        RawLwLock::is_locked(self)
-    }
-    #[inline]
-    fn is_locked_exclusive(&self) -> bool {
-        RawLwLock::is_locked_exclusive(self)
-    }
-}
+l5_rwlock_over_lwlock!([P: Policy] AtomicLwLock<P>);
+l5_rwlock_over_lwlock!([] RawClassicLwLock);
 
 // Every forwarding impl below: the 0.5 method calls the 0.4 method of the same raw lock with the
 // same meaning; the 0.4 impl upholds lock_api's contract, and the stateless guard carries

@@ -141,3 +141,64 @@ pub trait RawLwLockVar: RawLwLock {
     /// The caller must hold the lock exclusively.
     unsafe fn release_clear_var(&self, var: &AtomicU64, val: u64);
 }
+
+/// lock_api's `RawRwLock` (the 0.4 line) for a [`RawLwLock`] type, written once: `lock_*` is
+/// [`RawLwLock::acquire`], `try_lock_*` [`RawLwLock::conditional_acquire`], `unlock_*`
+/// [`RawLwLock::release`] in the matching [`Mode`], and `INIT` the type's `const fn new()`.
+/// `guard` is `GuardSend` or `GuardNoSend`: whether a hold may be released on another thread is
+/// the lock's to say, at the call site, beside the call's `SAFETY` argument. Not under loom
+/// (lock_api's `INIT` needs a `const fn`).
+///
+/// `lock_api_rwlock_over_lwlock!([generics] Type, guard: Marker)`; the 0.5 line's counterpart is in
+/// `lock_api_05.rs`.
+macro_rules! lock_api_rwlock_over_lwlock {
+    ([$($gen:tt)*] $ty:ty, guard: $guard:ident) => {
+        #[cfg(not(loom))]
+        // SAFETY: the `RawLwLock` contract (mutual exclusion, Acquire on every acquire, Release on
+        // every release, a conditional acquire that never blocks, an acquire that unwinds holds
+        // nothing) is lock_api's `RawRwLock` contract; each method forwards to the operation of
+        // the same meaning, and the guard marker is the caller's (see the macro's docs).
+        unsafe impl<$($gen)*> lock_api::RawRwLock for $ty {
+            #[allow(clippy::declare_interior_mutable_const)]
+            const INIT: Self = <$ty>::new();
+            type GuardMarker = lock_api::$guard;
+
+            #[inline]
+            fn lock_shared(&self) {
+                $crate::RawLwLock::acquire(self, $crate::Mode::Shared);
+            }
+            #[inline]
+            fn try_lock_shared(&self) -> bool {
+                $crate::RawLwLock::conditional_acquire(self, $crate::Mode::Shared)
+            }
+            #[inline]
+            unsafe fn unlock_shared(&self) {
+                // SAFETY: lock_api's contract: the lock is held shared (by this thread where the
+                // guard marker is `GuardNoSend`).
+                unsafe { $crate::RawLwLock::release(self, $crate::Mode::Shared) }
+            }
+            #[inline]
+            fn lock_exclusive(&self) {
+                $crate::RawLwLock::acquire(self, $crate::Mode::Exclusive);
+            }
+            #[inline]
+            fn try_lock_exclusive(&self) -> bool {
+                $crate::RawLwLock::conditional_acquire(self, $crate::Mode::Exclusive)
+            }
+            #[inline]
+            unsafe fn unlock_exclusive(&self) {
+                // SAFETY: lock_api's contract: the lock is held exclusively.
+                unsafe { $crate::RawLwLock::release(self, $crate::Mode::Exclusive) }
+            }
+            #[inline]
+            fn is_locked(&self) -> bool {
+                $crate::RawLwLock::is_locked(self)
+            }
+            #[inline]
+            fn is_locked_exclusive(&self) -> bool {
+                $crate::RawLwLock::is_locked_exclusive(self)
+            }
+        }
+    };
+}
+pub(crate) use lock_api_rwlock_over_lwlock;

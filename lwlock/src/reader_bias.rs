@@ -499,49 +499,8 @@ unsafe impl RawLwLock for RawReaderBiasLwLock {
     }
 }
 
-// SAFETY: lock_api's contract is the trait's (mutual exclusion, Acquire/Release); guards are
-// not `Send` because a shared release finds its slot by the releasing thread.
-#[cfg(not(loom))]
-unsafe impl lock_api::RawRwLock for RawReaderBiasLwLock {
-    #[allow(clippy::declare_interior_mutable_const)]
-    const INIT: Self = RawReaderBiasLwLock::new();
-    type GuardMarker = lock_api::GuardNoSend;
-
-    #[inline]
-    fn lock_shared(&self) {
-        self.acquire(Mode::Shared);
-    }
-    #[inline]
-    fn try_lock_shared(&self) -> bool {
-        self.conditional_acquire(Mode::Shared)
-    }
-    #[inline]
-    unsafe fn unlock_shared(&self) {
-        // SAFETY: lock_api's contract: held shared by this thread (guards are not Send).
-        unsafe { self.release(Mode::Shared) }
-    }
-    #[inline]
-    fn lock_exclusive(&self) {
-        self.acquire(Mode::Exclusive);
-    }
-    #[inline]
-    fn try_lock_exclusive(&self) -> bool {
-        self.conditional_acquire(Mode::Exclusive)
-    }
-    #[inline]
-    unsafe fn unlock_exclusive(&self) {
-        // SAFETY: lock_api's contract: held exclusively.
-        unsafe { self.release(Mode::Exclusive) }
-    }
-    #[inline]
-    fn is_locked(&self) -> bool {
-        RawLwLock::is_locked(self)
-    }
-    #[inline]
-    fn is_locked_exclusive(&self) -> bool {
-        RawLwLock::is_locked_exclusive(self)
-    }
-}
+// Guards are not `Send`: a shared release finds its slot by the releasing thread.
+crate::raw::lock_api_rwlock_over_lwlock!([] RawReaderBiasLwLock, guard: GuardNoSend);
 
 /// A reader-scalable reader-writer lock: `lock_api::RwLock` over [`RawReaderBiasLwLock`]
 /// (BRAVO over the atomic LWLock). Read-mostly data read from many cores at once; guards are

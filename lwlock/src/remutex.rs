@@ -19,8 +19,8 @@
 //! a guard kept alive across the destruction of thread-locals (one stored in a thread-local);
 //! re-entry inside one destructor is unaffected.
 
-use crate::mutex::RawMutex;
 use crate::proc::Proc;
+use crate::raw_mutex::RawMutex;
 use std::num::NonZeroUsize;
 
 /// The [`GetThreadId`](lock_api::GetThreadId) of [`ReentrantMutex`]: the calling thread's wait

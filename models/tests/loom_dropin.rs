@@ -1,6 +1,6 @@
 //! loom models of the atomic LWLock's drop-in capabilities (a variant beyond PostgreSQL, see
-//! `lwlock/src/atomic_state/dropin.rs`): an upgrade against readers, a downgrade waking the
-//! readers it admits, a timed acquire whose deadline races a wakeup (woken or dequeued, never
+//! `lwlock/src/atomic_state/`: `upgrade.rs`, `contended.rs`, `handoff.rs`): an upgrade against
+//! readers, a downgrade waking the readers it admits, a timed acquire whose deadline races a wakeup (woken or dequeued, never
 //! both, and the wakeup never lost), and the handoff bit of the bounded policy (a writer past the
 //! bound is not overtaken by a new reader). Each has a mutant of its own that it must catch.
 //!

@@ -1,5 +1,5 @@
 //! loom models of the atomic LWLock's fair unlock (a variant beyond PostgreSQL, see
-//! `lwlock/src/atomic_state/dropin.rs`: `release_fair`, `release_upgradable_fair`, `bump`,
+//! `lwlock/src/atomic_state/fair_unlock.rs`: `release_fair`, `release_upgradable_fair`, `bump`,
 //! `bump_upgradable`; lock_api's `RawRwLockFair`, `RawRwLockUpgradeFair` and `RawMutexFair`
 //! forward to them). A fair release that frees the lock while someone waits hands it, in the same
 //! AcqRel CAS that removes its own hold, to the waiters a release would wake (the head writer

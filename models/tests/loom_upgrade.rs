@@ -1,5 +1,5 @@
 //! loom models of the upgrader's wait (a variant beyond PostgreSQL, see
-//! `lwlock/src/atomic_state/dropin.rs`, `upgrade` and `upgrade_until`): an upgradable holder
+//! `lwlock/src/atomic_state/upgrade.rs`, `upgrade` and `upgrade_until`): an upgradable holder
 //! upgrades while one or two readers still hold the lock; it must sleep only until the last of
 //! them leaves, and then see everything each reader did inside (the readers' reads of the
 //! protected pair, and each reader's own note written under its shared hold).

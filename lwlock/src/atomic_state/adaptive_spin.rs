@@ -70,27 +70,12 @@
 //! [`TaskFair`]: super::TaskFair
 
 use super::layout::{
-    HANDOFF, HAS_WAITERS, LOCK_MASK, RELEASE_OK, SHARED_MASK, UPGRADABLE, VAL_EXCLUSIVE,
+    handoff_owned, has_waiters, is_exclusive, is_free, is_read_locked, shared_count, HANDOFF,
+    LOCK_MASK, UPGRADABLE, VAL_EXCLUSIVE,
 };
-use super::{take_granted, AtomicLwLock, Attempt, Policy, Want};
-use crate::elog::CritSection;
-use crate::proc::{lw_mode, lw_waiting, Proc};
-use crate::proclist::ProcList;
-use crate::raw::{Mode, RawLwLock};
-use crate::stats::Stat;
-use crate::sync::{self, Ordering};
-use crate::wait_event::{Tranche, WaitEvent};
+use super::{AtomicLwLock, Attempt, Policy, Want};
 
-/// What the bound's expiry found (`take_handoff_at_bound`).
-enum Bound {
-    /// We own [`HANDOFF`] now.
-    Taken,
-    /// Another waiter owns it, or an exclusive waiter is queued ahead of us (the rule in the
-    /// module docs): sleep until woken; the woken writer re-queues at the front.
-    Other,
-    /// A waker already detached us: its post is coming.
-    Detached,
-}
+use crate::sync::{self, Ordering};
 
 /// Bounded adaptive spinning with barging among writers, task-fair writers behind readers, and
 /// a 250 µs handoff bound ([`RawAdaptiveLwLock`](super::RawAdaptiveLwLock); beyond PostgreSQL).
@@ -154,14 +139,11 @@ const ROUNDS: u32 = 10;
 /// Yields of a writer that owns the handoff and waits for the readers inside to drain, after its
 /// PAUSE rounds and before it sleeps. On an oversubscribed machine a reader inside may be
 /// preempted; a yield lets it run and leave, where a sleep costs the writer a wakeup and every
-/// new reader a sleep behind it. parking_lot's writer yields up to 7 times. Measured on 2 cores
-/// (results, "The drop-in defaults against parking_lot"): with no yield, snapshot with 5 %
-/// writes at 64 threads ran at 0.57–0.92× parking_lot's TPS in five runs; with 7, at
-/// 0.96–1.17× in three, but the read-heavy cache's writer then completed 126 writes where it
-/// completed about 160 without (its 5 ms sleeps overshoot more: the yields cost it its place in
-/// the run queue); with 2, 1.01–1.06× in three runs and 0.80–1.21× in nine suite runs after,
-/// and 137 writes (parking_lot: 144–145). Under the models `sync::spin_limit` caps the rounds
-/// (loom's adaptive models set 0 or 2, so only the shuttle models run the yields).
+/// new reader a sleep behind it. parking_lot's writer yields up to 7 times; 2 kept most of the
+/// gain over 0 without 7's cost to a sleeping writer (the runs that chose it: results, "The
+/// drop-in defaults against parking_lot", *Two yields while the readers drain*). Under the
+/// models `sync::spin_limit` caps the rounds (loom's adaptive models set 0 or 2, so only the
+/// shuttle models run the yields).
 const DRAIN_YIELDS: u32 = 2;
 
 /// Whether `want` could be granted on a word `s` (the attempt's own test, without the CAS).
@@ -171,7 +153,7 @@ fn could_take(s: u32, want: Want) -> bool {
         Want::Exclusive => s & (LOCK_MASK | HANDOFF) == 0,
         Want::Shared => s & (VAL_EXCLUSIVE | HANDOFF) == 0,
         Want::Upgradable => s & (VAL_EXCLUSIVE | UPGRADABLE | HANDOFF) == 0,
-        Want::Recursive => s & SHARED_MASK != 0 || s & VAL_EXCLUSIVE == 0,
+        Want::Recursive => shared_count(s) != 0 || !is_exclusive(s),
     }
 }
 
@@ -186,12 +168,12 @@ impl<P: Policy> AtomicLwLock<P> {
         loop {
             // Relaxed: a hint only; the attempt's CAS (Acquire) decides and orders.
             let s = self.state.load(Ordering::Relaxed);
-            if s & (HAS_WAITERS | HANDOFF) != 0 {
+            if has_waiters(s) || handoff_owned(s) {
                 return false;
             }
             // A writer held off by readers does not spin among newcomers: it queues and takes
             // the handoff (which keeps new readers out), then waits for the readers to drain.
-            if want == Want::Exclusive && s & VAL_EXCLUSIVE == 0 && s & SHARED_MASK != 0 {
+            if want == Want::Exclusive && is_read_locked(s) {
                 return false;
             }
             if could_take(s, want) {
@@ -234,17 +216,15 @@ impl<P: Policy> AtomicLwLock<P> {
             }
         }
     }
-}
 
-impl<P: Policy> AtomicLwLock<P> {
     /// The handoff owner, queued, spins (the PAUSE rounds of the schedule, then
     /// [`DRAIN_YIELDS`] yields) for the lock to become free and takes it; returns whether it did.
     /// The caller dequeues itself then.
-    fn spin_for_readers(&self) -> bool {
+    pub(super) fn spin_for_readers(&self) -> bool {
         let rounds = sync::spin_limit(PAUSE_ROUNDS + DRAIN_YIELDS);
         for round in 1..=rounds {
             // Relaxed: a hint; the attempt's CAS decides.
-            if self.state.load(Ordering::Relaxed) & LOCK_MASK == 0
+            if is_free(self.state.load(Ordering::Relaxed))
                 && self.attempt(Want::Exclusive, true) == Attempt::Acquired
             {
                 return true;
@@ -277,291 +257,14 @@ impl<P: Policy> AtomicLwLock<P> {
         }
         self.acquire_adaptive_queue(want)
     }
-
-    /// [`acquire_adaptive`](Self::acquire_adaptive) after its first spin failed.
-    #[cold]
-    #[inline(never)]
-    fn acquire_adaptive_queue(&self, want: Want) -> bool {
-        let me = Proc::current();
-        let wait_mode = match want {
-            Want::Exclusive => lw_mode::EXCLUSIVE,
-            Want::Upgradable => lw_mode::UPGRADABLE,
-            Want::Shared | Want::Recursive => lw_mode::SHARED,
-        };
-        // The bound runs from the first queueing, across sleeps.
-        let mut bound =
-            (want == Want::Exclusive).then(|| sync::clock_nanos().saturating_add(P::BOUND_NANOS));
-        let mut token = false;
-        // Our bound has passed in a sleep (the rule in the module docs: woken, we re-queue at
-        // the front, not the tail).
-        let mut late = false;
-        let mut slept = false;
-        let mut extra = 0;
-        let event = WaitEvent::lwlock(Tranche::from_id(self.tranche));
-        // The first spin ran in `acquire_adaptive`.
-        let mut spun = true;
-        loop {
-            // The handoff owner never spins: it is first in line and the bit keeps others out.
-            if !token && !std::mem::take(&mut spun) && self.spin_acquire(want) {
-                break;
-            }
-            let crit = CritSection::start("atomic LWLock: queued on the wait list");
-            if want == Want::Exclusive && !token {
-                // A writer held off by readers takes the handoff as it queues (task-fair
-                // against readers, as parking_lot's writer bit); one held off by a writer
-                // queues to barge (eventual fairness at the bound).
-                token = self.queue_self_writer(me, late);
-            } else {
-                self.queue_self_at(me, wait_mode, token);
-            }
-            match self.attempt(want, token) {
-                Attempt::Acquired => {
-                    if self.dequeue_self(me) {
-                        // SAFETY: a fair unlock granted us a second shared unit (invariant 8).
-                        unsafe { self.release(Mode::Shared) };
-                    }
-                    crit.end();
-                    break;
-                }
-                Attempt::Overflow => {
-                    if self.dequeue_self(me) {
-                        // SAFETY: the grant is the only unit we hold.
-                        unsafe { self.release(Mode::Shared) };
-                    }
-                    crit.end();
-                    me.repost(extra);
-                    self.shared_overflow();
-                }
-                Attempt::MustWait => {}
-            }
-            // The handoff owner behind readers: new readers are kept out, so the ones inside
-            // drain soon; spin for that before sleeping (parking_lot's writer waits for its
-            // readers the same way).
-            if token && self.spin_for_readers() {
-                if self.dequeue_self(me) {
-                    // SAFETY: a fair unlock granted us a second unit (invariant 8).
-                    unsafe { self.release(Mode::Shared) };
-                }
-                crit.end();
-                break;
-            }
-            self.stats.bump(Stat::Block, 1);
-            slept = true;
-            me.report_wait_start(event);
-            let held = self.sleep_bounded(me, &mut bound, &mut token, &mut late, &mut extra);
-            me.report_wait_end();
-            crit.end();
-            if held {
-                break;
-            }
-            // We ran: wakeups may happen again.
-            // Mutant `adaptive_no_release_ok_reset` (models only): a woken waiter that never
-            // re-enables wakeups.
-            if !crate::mutant!("adaptive_no_release_ok_reset") {
-                self.state.fetch_or(RELEASE_OK, Ordering::Relaxed);
-            }
-            match self.attempt(want, token) {
-                Attempt::Acquired => break,
-                Attempt::Overflow => {
-                    me.repost(extra);
-                    self.shared_overflow()
-                }
-                Attempt::MustWait => {}
-            }
-        }
-        me.repost(extra);
-        !slept
-    }
-
-    /// Sleeps on our queued record until a waker sets NOT_WAITING (returns `false`: compete
-    /// again) or the lock is ours (`true`: a fair unlock granted it, or our own attempt after
-    /// taking the handoff got it and we are off the list). When `bound` passes first, sets
-    /// `late`, takes the handoff ([`HANDOFF`], invariant 7) if the rule allows, and sleeps on
-    /// without a bound.
-    fn sleep_bounded(
-        &self,
-        me: &Proc,
-        bound: &mut Option<u64>,
-        token: &mut bool,
-        late: &mut bool,
-        extra: &mut u32,
-    ) -> bool {
-        // False once a waker is known to have chosen us (its post is coming).
-        let mut bound_live = true;
-        loop {
-            let until = if *token || !bound_live { None } else { *bound };
-            let posted = match until {
-                None => {
-                    me.sem.lock();
-                    true
-                }
-                Some(t) => me.sem.lock_until(t),
-            };
-            if posted {
-                // Acquire: pairs with the waker's Release store after unlinking us (invariant 5).
-                if me.lw_waiting.load(Ordering::Acquire) == lw_waiting::NOT_WAITING {
-                    return take_granted(me);
-                }
-                *extra += 1; // a post meant for another protocol
-                continue;
-            }
-            *late = true;
-            match self.take_handoff_at_bound(me) {
-                Bound::Taken => {
-                    *token = true;
-                    // The lock may be free with nobody left to release it: re-check, as after
-                    // queueing.
-                    if self.attempt(Want::Exclusive, true) == Attempt::Acquired {
-                        let granted = self.dequeue_self(me);
-                        debug_assert!(!granted, "an exclusive waiter granted twice");
-                        return true;
-                    }
-                }
-                // Another writer owns the bit or is queued ahead of us: sleep on untimed. Nobody
-                // behind us can take the bit or move in front of us now, so the wake passes reach
-                // us; woken, we re-queue at the front (`late`). (No timed retry loop on the
-                // wait-list lock.)
-                Bound::Other => bound_live = false,
-                Bound::Detached => bound_live = false,
-            }
-        }
-    }
-
-    /// `LWLockQueueSelf` for a writer. `late`: our bound has passed and we were woken (the
-    /// first waiter of a wake pass): take [`HANDOFF`] and queue behind the leading
-    /// WAIT_UNTIL_FREE run if nobody owns the bit, else queue right behind its owner (the first
-    /// waiter past that run). Otherwise, if the lock is held shared only,
-    /// nobody owns the handoff and no exclusive waiter is queued (the rule in the module docs),
-    /// take the bit and the front the same way (what the [`TaskFair`](super::TaskFair) writer
-    /// does whatever holds the lock); else queue at the tail. The bit is set in the same RMW that
-    /// sets `HAS_WAITERS` (invariant 7). Returns whether we own the handoff.
-    fn queue_self_writer(&self, me: &Proc, late: bool) -> bool {
-        assert_eq!(
-            me.lw_waiting.load(Ordering::Relaxed),
-            lw_waiting::NOT_WAITING,
-            "queueing for an LWLock while already waiting"
-        );
-        self.wait_list_lock();
-        let s = self.state.load(Ordering::Relaxed);
-        let take = s & HANDOFF == 0
-            && (late
-                || (s & VAL_EXCLUSIVE == 0
-                    && s & SHARED_MASK != 0
-                    // SAFETY: LOCKED is held.
-                    && !unsafe { self.with_waiters(|l| exclusive_ahead(l, None)) }));
-        // Relaxed: as HAS_WAITERS in `queue_self`; only the word's modification order matters
-        // (a release whose fetch_sub follows this RMW sees both bits and wakes; one before it
-        // left the lock as our re-check finds it).
-        // Mutant `adaptive_handoff_without_waiters_bit` (models only): the handoff taken in an
-        // RMW that does not set HAS_WAITERS, so the readers' release does not wake us.
-        let bits = if crate::mutant!("adaptive_handoff_without_waiters_bit") && take {
-            HANDOFF
-        } else {
-            HAS_WAITERS | if take { HANDOFF } else { 0 }
-        };
-        self.state.fetch_or(bits, Ordering::Relaxed);
-        me.lw_waiting.store(lw_waiting::WAITING, Ordering::Relaxed);
-        me.lw_mode.store(lw_mode::EXCLUSIVE, Ordering::Relaxed);
-        // SAFETY: LOCKED is held.
-        unsafe {
-            self.with_waiters(|l| {
-                if take {
-                    l.push_after_wait_until_free(me)
-                } else if late {
-                    // The bit is another's: its owner is the first waiter past the run (nobody
-                    // is put in front of it), or off the list and re-queueing at the front.
-                    push_behind_first_waiter(l, me)
-                } else {
-                    l.push_tail(me)
-                }
-            })
-        };
-        self.wait_list_unlock();
-        take
-    }
-
-    /// The bound passed: if we are still queued, nobody owns the handoff and no exclusive waiter
-    /// is queued ahead of us (the rule in the module docs), move behind the leading
-    /// WAIT_UNTIL_FREE run and set [`HANDOFF`] (invariant 7; the [`Handoff`](super::Handoff)
-    /// policy's timed step plus the rule).
-    fn take_handoff_at_bound(&self, me: &Proc) -> Bound {
-        self.wait_list_lock();
-        let found = if me.lw_waiting.load(Ordering::Relaxed) != lw_waiting::WAITING {
-            Bound::Detached
-        } else if self.state.load(Ordering::Relaxed) & HANDOFF != 0
-            // Mutant `adaptive_handoff_past_writer` (models only): take the bit and the front
-            // past an exclusive waiter queued ahead of us (a writer whose bound passed later
-            // overtakes one queued earlier, without limit).
-            || (!crate::mutant!("adaptive_handoff_past_writer")
-                // SAFETY: LOCKED is held.
-                && unsafe { self.with_waiters(|l| exclusive_ahead(l, Some(me))) })
-        {
-            Bound::Other
-        } else {
-            // Mutant `adaptive_handoff_in_place` (models only): set the bit without moving to
-            // the front, so a release's wake pass may pick waiters the bit keeps out, not us.
-            if !crate::mutant!("adaptive_handoff_in_place") {
-                // SAFETY: LOCKED is held.
-                unsafe {
-                    self.with_waiters(|l| {
-                        l.delete(me);
-                        l.push_after_wait_until_free(me);
-                    })
-                };
-            }
-            // Relaxed, like HAS_WAITERS: only the word's modification order matters. A release
-            // whose fetch_sub follows this RMW sees the bit and wakes us; one before it left the
-            // lock as our re-check (next) finds it.
-            self.state.fetch_or(HANDOFF, Ordering::Relaxed);
-            Bound::Taken
-        };
-        self.wait_list_unlock();
-        found
-    }
-}
-
-/// Puts `me` behind the first waiter of `l` that is not WAIT_UNTIL_FREE (and the WAIT_UNTIL_FREE
-/// entries around it); at the tail if there is none. Called under LOCKED.
-fn push_behind_first_waiter(l: &mut ProcList, me: &Proc) {
-    let mut run = ProcList::EMPTY;
-    let mut passed_one = false;
-    while let Some(w) = l.first() {
-        if w.lw_mode.load(Ordering::Relaxed) != lw_mode::WAIT_UNTIL_FREE {
-            if passed_one {
-                break;
-            }
-            passed_one = true;
-        }
-        l.delete(w);
-        run.push_head(w); // reversed
-    }
-    l.push_head(me);
-    while let Some(w) = run.pop_head() {
-        l.push_head(w); // reversed again: the original order
-    }
-}
-
-/// Whether an exclusive waiter is queued in `l` ahead of `me` (anywhere, for `None`). Called
-/// under LOCKED (the list's lock).
-fn exclusive_ahead(l: &ProcList, me: Option<&Proc>) -> bool {
-    let mut cur = l.first();
-    while let Some(w) = cur {
-        if me.is_some_and(|m| std::ptr::eq(m, w)) {
-            return false;
-        }
-        if w.lw_mode.load(Ordering::Relaxed) == lw_mode::EXCLUSIVE {
-            return true;
-        }
-        cur = ProcList::next_of(w);
-    }
-    false
 }
 
 #[cfg(all(test, not(any(loom, shuttle))))]
 mod tests {
-    use super::super::layout::{RELEASE_OK, SHARED_MASK};
+    use super::super::layout::{HAS_WAITERS, RELEASE_OK, SHARED_MASK};
     use super::super::RawAdaptiveLwLock;
     use super::*;
+    use crate::raw::{Mode, RawLwLock};
     use std::sync::Arc;
 
     #[test]
@@ -702,7 +405,7 @@ mod tests {
         }
         // As after a wake pass whose woken thread never ran, 100 clock units (0.8 ms) ago.
         l.state.fetch_and(!RELEASE_OK, Ordering::Relaxed);
-        let now = super::super::wake_clock().expect("a clock outside the models");
+        let now = super::super::wakeup::wake_clock().expect("a clock outside the models");
         l.woke_at.store(now.wrapping_sub(100), Ordering::Relaxed);
         // SAFETY: held exclusively.
         unsafe { l.release(Mode::Exclusive) };
@@ -718,7 +421,7 @@ mod tests {
     #[test]
     fn a_fresh_throttle_holds_and_a_stale_one_does_not() {
         let l = RawAdaptiveLwLock::new();
-        let clock = || super::super::wake_clock().expect("a clock outside the models");
+        let clock = || super::super::wakeup::wake_clock().expect("a clock outside the models");
         let fresh = (0..3).any(|_| {
             l.woke_at.store(clock(), Ordering::Relaxed);
             !l.wake_stale()

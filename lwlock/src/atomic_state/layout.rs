@@ -10,7 +10,7 @@
 //! ```
 //! (PostgreSQL 9.6–17 positions for bits 28–30, 24 and 23..0; bits 25 and 26 are this
 //! library's, beyond PostgreSQL, and stay zero unless the drop-in capabilities of
-//! `atomic_state/dropin.rs` are used or the policy is [`Handoff`], [`TaskFair`] or [`Adaptive`].) The lock is
+//! `atomic_state/upgrade.rs`, `contended.rs` and `fair_unlock.rs` are used or the policy is [`Handoff`], [`TaskFair`] or [`Adaptive`].) The lock is
 //! free iff `state & LOCK_MASK == 0`.
 //!
 //! | EXCLUSIVE | UPGRADABLE | shared | meaning                                                  |
@@ -133,3 +133,61 @@ pub const UPGRADABLE: u32 = 1 << 25;
 /// [`TaskFair`]: crate::TaskFair
 /// [`Barging`]: crate::Barging
 pub const HANDOFF: u32 = 1 << 26;
+
+// The state predicates, named once beside the bits (as std's futex `RwLock` keeps its
+// `is_unlocked`, `has_readers_waiting`, ...). Each reads one value of the word; which ordering
+// that value was read with is the caller's (see "Memory orderings" above).
+
+/// No holder: neither `EXCLUSIVE` nor a shared unit (flags aside).
+#[inline]
+pub const fn is_free(state: u32) -> bool {
+    state & LOCK_MASK == 0
+}
+
+/// `EXCLUSIVE` is set: an exclusive holder, or an upgrader waiting for its readers.
+#[inline]
+pub const fn is_exclusive(state: u32) -> bool {
+    state & VAL_EXCLUSIVE != 0
+}
+
+/// The shared-holder count (the upgradable holder counts as one).
+#[inline]
+pub const fn shared_count(state: u32) -> u32 {
+    state & SHARED_MASK
+}
+
+/// Held shared only: a count above zero and no `EXCLUSIVE` (a writer behind it waits for readers).
+#[inline]
+pub const fn is_read_locked(state: u32) -> bool {
+    !is_exclusive(state) && shared_count(state) != 0
+}
+
+/// Someone is (or may be) queued (`HAS_WAITERS`).
+#[inline]
+pub const fn has_waiters(state: u32) -> bool {
+    state & HAS_WAITERS != 0
+}
+
+/// Releasers may wake (`RELEASE_OK`).
+#[inline]
+pub const fn release_ok(state: u32) -> bool {
+    state & RELEASE_OK != 0
+}
+
+/// A waiter owns the handoff (`HANDOFF`, invariant 7).
+#[inline]
+pub const fn handoff_owned(state: u32) -> bool {
+    state & HANDOFF != 0
+}
+
+/// An upgradable holder exists (`UPGRADABLE`, invariant 6).
+#[inline]
+pub const fn is_upgradable_held(state: u32) -> bool {
+    state & UPGRADABLE != 0
+}
+
+/// The wait list's spinlock bit is held (`LOCKED`, invariant 2).
+#[inline]
+pub const fn wait_list_locked(state: u32) -> bool {
+    state & LOCKED != 0
+}

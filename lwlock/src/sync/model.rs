@@ -41,7 +41,7 @@
 //! later wait through the mutex (its unlock by the waker, its lock by the waiter), also from
 //! wakes that found no waiter. Together they made every "the word changed, the wait returned,
 //! the waiter reloads the word" path acquire, so a waiter's reload weakened to Relaxed (the
-//! upgrader in `atomic_state/dropin.rs`) was invisible to every model.
+//! upgrader in `atomic_state/upgrade.rs`) was invisible to every model.
 //!
 //! The kernel's "compare and sleep atomically with respect to wakers" is kept, so that a lost
 //! wakeup is reported as a deadlock rather than a livelock: in the kernel, the waiter's

@@ -39,8 +39,9 @@ pub fn sleep_micros(micros: u64) {
 /// A 32-bit futex word: `wait` sleeps only while the word still equals `expected`; `wake_*`
 /// wake sleepers. Spurious returns from `wait` are allowed, so callers re-check in a loop.
 ///
-/// Under loom and shuttle it is emulated with the checker's `Mutex` + `Condvar` per futex word
-/// (`sync/model.rs`); under lwsim its calls go to the simulator's OS model.
+/// Under loom and shuttle it is emulated on the checker's thread parking, with a list of
+/// sleepers per word and no ordering the kernel's futex does not give (`sync/model.rs`); under
+/// lwsim its calls go to the simulator's OS model.
 #[derive(Debug)]
 pub struct Futex {
     /// The futex word itself. Callers change it before calling `wake_*`.
@@ -94,8 +95,8 @@ impl Futex {
 ///
 /// Same contract as [`Futex`]: `wait_word` sleeps only while the word equals `expected`
 /// (compare and sleep atomic with respect to [`wake_all_word`]); spurious returns are allowed.
-/// Under loom and shuttle every word shares one per-execution mutex and condvar (a wake wakes
-/// the sleepers of every word, which re-check).
+/// Under loom and shuttle a wake unparks the sleepers registered on this word only (the
+/// emulation in `sync/model.rs`, keyed by the word's address).
 pub fn wait_word(word: &AtomicU32, expected: u32) {
     atomic_wait::wait(word, expected);
 }
