@@ -74,10 +74,6 @@ mod wait_for_var;
 mod wait_list;
 mod wakeup;
 
-use fair_unlock::Pick;
-use handoff::Take;
-use wait_list::take_granted;
-
 pub use adaptive_spin::{Adaptive, EmptyYield};
 
 use crate::proclist::ProcList;

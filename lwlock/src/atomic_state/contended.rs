@@ -20,11 +20,12 @@
 //!   absorbs that waker's post, re-enables wakeups and makes one more attempt (or finds the lock
 //!   handed over). Woken or dequeued, never both; a wakeup is never dropped.
 
+use super::handoff::Take;
 #[allow(unused_imports)] // rustdoc links
 use super::layout::HANDOFF;
 use super::layout::{HAS_WAITERS, RELEASE_OK};
-use super::Take;
-use super::{take_granted, AtomicLwLock, Attempt, Policy, Want};
+use super::wait_list::take_granted;
+use super::{AtomicLwLock, Attempt, Policy, Want};
 #[allow(unused_imports)] // rustdoc links
 use super::{Barging, Handoff, TaskFair};
 use crate::elog::CritSection;

@@ -7,7 +7,8 @@
 use super::layout::{
     is_exclusive, is_free, HANDOFF, HAS_WAITERS, RELEASE_OK, SHARED_MASK, VAL_EXCLUSIVE, VAL_SHARED,
 };
-use super::{take_granted, AtomicLwLock, Attempt, Policy, Want};
+use super::wait_list::take_granted;
+use super::{AtomicLwLock, Attempt, Policy, Want};
 use crate::elog::CritSection;
 use crate::proc::{lw_mode, Proc};
 use crate::raw::{AcquireOrWait, Mode, RawLwLock};

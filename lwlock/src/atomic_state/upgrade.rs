@@ -15,10 +15,10 @@
 //! * **Downgrade**: one `fetch_sub` (exclusive → one shared unit, or → upgradable), then the
 //!   shared waiters it now admits are woken (not under an active handoff: they could not enter).
 
+use super::fair_unlock::Pick;
 use super::layout::{
     HANDOFF, HAS_WAITERS, LOCK_MASK, SHARED_MASK, UPGRADABLE, VAL_EXCLUSIVE, VAL_SHARED,
 };
-use super::Pick;
 use super::{AtomicLwLock, Attempt, Policy, Want};
 use crate::proc::Proc;
 

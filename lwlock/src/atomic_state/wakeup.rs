@@ -6,8 +6,6 @@
 use super::layout::{
     HANDOFF, HAS_WAITERS, LOCKED, LOCK_MASK, RELEASE_OK, SHARED_MASK, UPGRADABLE, VAL_EXCLUSIVE,
 };
-#[allow(unused_imports)] // rustdoc links
-use super::{Adaptive, EmptyYield, Handoff};
 use super::{AtomicLwLock, Policy};
 use crate::elog::CritSection;
 use crate::proc::{lw_mode, lw_waiting};
@@ -104,7 +102,7 @@ impl<P: Policy> AtomicLwLock<P> {
     /// under PostgreSQL's own operations) it is `LWLockRelease`'s test: wake only when the lock
     /// became free, someone waits and wakeups are not inhibited.
     ///
-    /// Beyond PostgreSQL (policies with `WAKE_STALE_NANOS`, [`Adaptive`], [`EmptyYield`]): when wakeups are
+    /// Beyond PostgreSQL (policies with `WAKE_STALE_NANOS`, [`Adaptive`](super::Adaptive), [`EmptyYield`](super::EmptyYield)): when wakeups are
     /// inhibited but the throttling pass is older than the bound, its woken thread has not run
     /// yet: it waits for a core (an oversubscribed machine). The release then runs a wake pass
     /// all the same. Without this the cores idle with the lock free while everyone else sleeps
@@ -179,7 +177,7 @@ impl<P: Policy> AtomicLwLock<P> {
     }
 
     /// A release's rarer duties (see `release_wake`): wake an upgrader whose readers are gone,
-    /// and, under [`Handoff`], wake the handoff owner when the lock became free, whatever
+    /// and, under [`Handoff`](super::Handoff), wake the handoff owner when the lock became free, whatever
     /// `RELEASE_OK` says (a woken waiter that has not run yet would only fail on `HANDOFF`).
     #[cold]
     pub(super) fn release_ext(&self, new: u32) {
