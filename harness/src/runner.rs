@@ -2,7 +2,7 @@
 //!
 //! # The measurement window
 //! A trial's figures cover the window from opening the start gate to the stop signal: at the
-//! stop signal the driver reads every worker's published progress ([`workload::Progress`]) and
+//! stop signal the driver reads every worker's published progress ([`crate::workload::Progress`]) and
 //! only then raises the stop flag, so the work counted and the time it is divided by are the
 //! same interval. Work done after the signal (a straggler finishing its transaction, asleep,
 //! preempted or in `s_lock` back-off) is the *tail*: reported apart (`tail_s`, `ops_total`),
@@ -12,7 +12,7 @@
 //! # The simulated engine
 //! With [`PointSpec::sim`] set (`--engine sim`, a `--cfg lwsim` build) the same trial runs as one
 //! simulation ([`crate::engine`]): the workers are simulated threads running the same
-//! [`workload::run_until_stopped`], the driver is the simulation's supervisor, which opens the
+//! [`crate::workload::run_until_stopped`], the driver is the simulation's supervisor, which opens the
 //! gate, waits the warm-up, reads the progress and the simulator's counters, samples the wait
 //! events every `--sample-interval` of virtual time through the window, then reads them again and
 //! raises the stop flag. Every time is virtual; the counters cover the window only.

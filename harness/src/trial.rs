@@ -1,6 +1,6 @@
 //! One trial's protocol and its data, written once for both engines: what a point is
 //! ([`PointSpec`]), what a trial measures ([`TrialResult`]), the start gate, the wait-event
-//! sampler's pass, and [`run_protocol`] over a [`TrialEngine`], the interface the real and the
+//! sampler's pass, and `run_protocol` over a `TrialEngine`, the interface the real and the
 //! simulated engine implement (`crate::engine`: `engine/real.rs`, `engine/sim.rs`). See
 //! `crate::runner` for the measurement window and how CPU time is read on each engine.
 
