@@ -47,7 +47,7 @@ LWSIM_LINES=1 target/lwsim/release/lwbench --engine sim --cores 8 --workload end
     --threads 8 --trials 1 --duration 100us --warmup 50us --out target/lwsim/line-profile \
     2>target/lwsim/line-profile.err >/dev/null
 grep -q '^lwsim line profile: ' target/lwsim/line-profile.err
-grep -q 'AtomicLwLock<P>::' target/lwsim/line-profile.err
+grep -q 'AtomicLwLock<P>' target/lwsim/line-profile.err
 
 echo "== lwsim: sweep (atomic LWLock, xeon-2s-broadwell, 1..8 cores, 1 ms)"
 cargo run --release -p lwlock --example lwsim -- --lock atomic --cores 1,2,4,8 --duration-us 1000
