@@ -101,31 +101,19 @@ fn alive(pid: u32) -> bool {
     })
 }
 
-/// Per (tranche, mode, entry): the operations of the trace file per transaction.
-fn counts_per_txn(trace: &str) -> (HashMap<(String, String, String), f64>, usize) {
-    let mut rows = trace.lines().filter(|l| !l.starts_with('#'));
-    let header: Vec<&str> = rows.next().expect("header").split('\t').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).expect(name);
-    let (c_client, c_txn, c_entry, c_tranche, c_mode) = (
-        col("client"),
-        col("txn"),
-        col("entry"),
-        col("tranche"),
-        col("mode"),
-    );
+/// Per (tranche, mode, entry): the trace's LWLock operations per transaction, and its
+/// transactions.
+fn counts_per_txn(trace: &Trace) -> (HashMap<(String, String, String), f64>, usize) {
     let mut counts: HashMap<(String, String, String), f64> = HashMap::new();
-    let mut txns = std::collections::HashSet::new();
-    for row in rows {
-        let f: Vec<&str> = row.split('\t').collect();
-        assert_eq!(f.len(), header.len(), "row {row:?}");
-        txns.insert((f[c_client].to_string(), f[c_txn].to_string()));
-        if f[c_tranche] != "-" {
+    for op in trace.clients.iter().flatten().flatten() {
+        if let Some(lock) = op.lock {
+            let tranche = trace.locks[lock as usize].tranche.clone();
             *counts
-                .entry((f[c_tranche].into(), f[c_mode].into(), f[c_entry].into()))
+                .entry((tranche, op.mode.name().into(), op.entry.name().into()))
                 .or_default() += 1.0;
         }
     }
-    let n = txns.len();
+    let n = trace.transactions();
     for v in counts.values_mut() {
         *v /= n as f64;
     }
@@ -199,10 +187,10 @@ fn records_select_only_at_one_client() {
     // are the summary's.
     let trace = std::fs::read_to_string(out.join("trace.tsv")).unwrap();
     assert!(trace.starts_with("# lwlock-lab PostgreSQL LWLock trace\n# format: 1\n"));
-    let (counts, txns) = counts_per_txn(&trace);
+    let parsed = Trace::read(&out.join("trace.tsv")).unwrap_or_else(|e| panic!("{e}"));
+    let (counts, txns) = counts_per_txn(&parsed);
     // Every hold taken (an acquire; a conditional acquire or acquire-or-wait that got the lock)
     // is released, in its mode.
-    let parsed = Trace::read(&out.join("trace.tsv")).unwrap_or_else(|e| panic!("{e}"));
     let mut held: HashMap<(u32, &str), i64> = HashMap::new();
     for op in parsed.clients.iter().flatten().flatten() {
         let Some(lock) = op.lock else { continue };

@@ -45,19 +45,8 @@ fn serves_exactly_the_bound<K>(
     // holder-serves.
     let hold = lock.write();
     for k in 0..SUBMITTERS as u32 {
-        let (tx, rx) = mpsc::channel();
-        let l = lock.clone();
-        handles.push(std::thread::spawn(move || {
-            tx.send(me()).unwrap();
-            // Appends `k`; returns the record number of the thread that ran it.
-            l.group(move |v| {
-                v.push(k);
-                me()
-            })
-        }));
-        let n = rx.recv().unwrap();
-        // Queued: it heads the list (nobody detaches while we hold the lock).
-        wait_for("the submitter to queue", || lock.group_head() == Some(n));
+        let (n, h) = queue_appending(&lock, k);
+        handles.push(h);
         records.push(n);
     }
     drop(hold);
@@ -87,6 +76,27 @@ fn serves_exactly_the_bound<K>(
             "{name}: {s:?}"
         );
     }
+}
+
+/// Starts a submitter whose operation appends `value` and returns the record number of the
+/// thread that ran it; returns the submitter's record number and thread once its record heads
+/// the group list (queued: nobody detaches while the caller holds the lock).
+fn queue_appending<K>(lock: &Arc<K>, value: u32) -> (u32, std::thread::JoinHandle<u32>)
+where
+    K: GroupLock<Data = Vec<u32>> + Send + Sync + 'static,
+{
+    let (tx, rx) = mpsc::channel();
+    let l = lock.clone();
+    let h = std::thread::spawn(move || {
+        tx.send(me()).unwrap();
+        l.group(move |v| {
+            v.push(value);
+            me()
+        })
+    });
+    let n = rx.recv().unwrap();
+    wait_for("the submitter to queue", || lock.group_head() == Some(n));
+    (n, h)
 }
 
 fn flex<L: RawLwLock + 'static>(policy: Policy) -> Arc<FlexLock<L, Vec<u32>>> {
@@ -187,17 +197,7 @@ fn last_releaser_drainer_hands_a_late_push_over_after_its_share() {
         let hold = lock.write();
         let mut early = Vec::new();
         for k in 0..max_group as u32 {
-            let (tx, rx) = mpsc::channel();
-            let l = lock.clone();
-            early.push(std::thread::spawn(move || {
-                tx.send(me()).unwrap();
-                l.group(move |v| {
-                    v.push(k);
-                    me()
-                })
-            }));
-            let n = rx.recv().unwrap();
-            wait_for("the submitter to queue", || lock.group_head() == Some(n));
+            early.push(queue_appending(&lock, k).1);
             // Its re-check (the second conditional acquire) has failed against `hold`.
             wait_for("the submitter's re-check", || {
                 lock.raw().calls(FaultPoint::ConditionalAcquire) >= 2 * (u64::from(k) + 1)
@@ -209,19 +209,7 @@ fn last_releaser_drainer_hands_a_late_push_over_after_its_share() {
         let (weak, slot) = (Arc::downgrade(&lock), late.clone());
         lock.raw().pause_at(FaultPoint::Release, 1, move || {
             let lock = weak.upgrade().expect("the test holds the lock");
-            let (tx, rx) = mpsc::channel();
-            let l = lock.clone();
-            let h = std::thread::spawn(move || {
-                tx.send(me()).unwrap();
-                l.group(|v| {
-                    v.push(u32::MAX);
-                    me()
-                })
-            });
-            let n = rx.recv().unwrap();
-            wait_for("the late submitter to queue", || {
-                lock.group_head() == Some(n)
-            });
+            let (n, h) = queue_appending(&lock, u32::MAX);
             let want = 2 * (max_group as u64 + 1);
             wait_for("the late submitter's re-check", || {
                 lock.raw().calls(FaultPoint::ConditionalAcquire) >= want

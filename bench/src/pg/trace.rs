@@ -235,6 +235,16 @@ pub struct Backend {
     pub txns: Vec<Vec<Op>>,
 }
 
+impl Backend {
+    /// Where the next operation goes: the current transaction, or start-up before the first.
+    fn current(&mut self) -> &mut Vec<Op> {
+        match self.txns.last_mut() {
+            Some(t) => t,
+            None => &mut self.startup,
+        }
+    }
+}
+
 /// Groups `events` (in time order, as `perf script` prints them) by process and pairs each return
 /// probe with its entry. Errors name the event (its index) that does not fit.
 pub fn backends(events: &[Event]) -> Result<Vec<Backend>, String> {
@@ -244,7 +254,6 @@ pub fn backends(events: &[Event]) -> Result<Vec<Backend>, String> {
         pending: Vec<(Probe, usize)>,
         /// Locks held by address: the modes of the acquires not yet released.
         held: HashMap<u64, Vec<Mode>>,
-        in_txn: bool,
     }
     let mut by_pid: BTreeMap<u32, State> = BTreeMap::new();
     let mut order: Vec<u32> = Vec::new();
@@ -258,7 +267,6 @@ pub fn backends(events: &[Event]) -> Result<Vec<Backend>, String> {
                 },
                 pending: Vec::new(),
                 held: HashMap::new(),
-                in_txn: false,
             }
         });
         let need = |name: &str| {
@@ -272,11 +280,7 @@ pub fn backends(events: &[Event]) -> Result<Vec<Backend>, String> {
                 continue;
             };
             let (_, idx) = st.pending.remove(pos);
-            let ops = if st.in_txn {
-                st.backend.txns.last_mut().expect("in a transaction")
-            } else {
-                &mut st.backend.startup
-            };
+            let ops = st.backend.current();
             let Some(op) = ops.get_mut(idx) else {
                 continue; // its transaction ended before it returned (cannot happen in PG)
             };
@@ -323,7 +327,6 @@ pub fn backends(events: &[Event]) -> Result<Vec<Backend>, String> {
         }
         if e.probe == Probe::XactStart {
             st.backend.txns.push(Vec::new());
-            st.in_txn = true;
             // Entries still waiting for a return belong to the previous list; they cannot
             // span a transaction start in PostgreSQL.
             st.pending.clear();
@@ -386,11 +389,7 @@ pub fn backends(events: &[Event]) -> Result<Vec<Backend>, String> {
             ),
             _ => unreachable!("return probes are handled above"),
         };
-        let ops = if st.in_txn {
-            st.backend.txns.last_mut().expect("in a transaction")
-        } else {
-            &mut st.backend.startup
-        };
+        let ops = st.backend.current();
         if matches!(
             e.probe,
             Probe::Acquire | Probe::Conditional | Probe::AcquireOrWait | Probe::WaitForVar
