@@ -12,6 +12,7 @@
 //!   takes the bit past the earlier one, and the one left without the bit is woken, not stranded.
 //!   (The rule bounds a late writer's wait; loom checks only this order and that nobody is
 //!   stranded, not the bound itself, and not a woken late writer re-queueing at the front.)
+//!   The same with the later writer timed: a timed acquire obeys the same rule.
 //!
 //! The empty-yield variant (`EmptyYield`) is modelled with shuttle (`shuttle_locks.rs`,
 //! `empty_yield_mixed`): its exit comes after three PAUSE rounds (14 scheduling points), which
@@ -205,6 +206,69 @@ models::loom_model! {
     adaptive_late_writers_order, threads: 3, bound: Some(1), late_writers_keep_order
 }
 
+/// The late-writers model with writer B timed (`acquire_until`, the drop-in `try_write_for`): a
+/// timed acquire runs the untimed one's contended path, so B obeys the ordering rule too. On the
+/// manual model clock: the clock stands past both writers' bounds from the start, so each bound
+/// passes at its writer's first sleep (one yield), in either order, and B's deadline is one the
+/// clock never reaches (`MODEL_CLOCK_NEVER`), so B's later sleeps are the untimed ones (the
+/// model's cost stays near the untimed model's). The main thread holds the lock exclusively; A
+/// queues (untimed); B arrives after A is on the list; once a writer owns the bit the main thread
+/// releases. B must not take the handoff past A: A goes first.
+///
+/// Cannot prove: a deadline that passes while B waits (the Handoff and TaskFair
+/// `*_timed_writer_gives_up` models do, with one writer), the re-queue of a woken late writer at
+/// the front.
+fn late_timed_writer_keeps_order() {
+    sync::model_clock_start();
+    // Past every bound from the start: each writer's bound passes at its first sleep (one
+    // yield); B's deadline never passes.
+    sync::advance_model_clock(BOUND_PASSED);
+    one_probe();
+    let s = Shared::<RawAdaptiveLwLock>::new();
+    s.lock.acquire(Mode::Exclusive);
+    let a = spawn(&s, update_seen);
+    while s.lock.state() & HAS_WAITERS == 0 {
+        sync::spin_loop();
+    }
+    let b = spawn(&s, |s| {
+        assert!(
+            s.lock
+                .acquire_until(Mode::Exclusive, sync::MODEL_CLOCK_NEVER),
+            "the timed writer timed out before its deadline"
+        );
+        s.bump();
+        // SAFETY: held exclusively, taken above.
+        let (seen, _) = unsafe { s.data.read(|d| *d) };
+        // SAFETY: held exclusively, taken above.
+        unsafe { s.lock.release(Mode::Exclusive) };
+        seen
+    });
+    while s.lock.state() & HANDOFF == 0 {
+        sync::spin_loop();
+    }
+    s.bump();
+    // SAFETY: held exclusively.
+    unsafe { s.lock.release(Mode::Exclusive) };
+    let seen_a = a.join().unwrap();
+    let seen_b = b.join().unwrap();
+    assert!(
+        seen_a < seen_b,
+        "a timed writer took the handoff past an untimed one queued earlier (A saw {seen_a}, B {seen_b})"
+    );
+    assert_eq!(s.value(), 3);
+    s.assert_quiescent();
+}
+
+/// Where the manual model clock stands from the start: past every writer's bound (a bound is
+/// `clock_nanos()` at the first queueing plus the policy's bound, far below this), before B's
+/// deadline.
+const BOUND_PASSED: u64 = 1 << 62;
+
+models::loom_model! {
+    /// The handoff rule holds for a timed writer: its bound never puts it ahead of an earlier queued writer.
+    adaptive_late_timed_writer_order, threads: 3, bound: Some(1), late_timed_writer_keeps_order
+}
+
 #[cfg(lwlock_mutant = "runtime")]
 mod mutants {
     use models::mutants::{expect_caught, Failure};
@@ -266,6 +330,21 @@ mod mutants {
             "adaptive_handoff_past_writer",
             Failure::Assertion(
                 "a writer whose bound passed later took the handoff past one queued earlier",
+            ),
+            T,
+        );
+    }
+
+    /// A timed writer that takes the handoff at its bound without the ordering rule (the
+    /// Handoff policy's path, which timed acquires ran before they shared the contended path):
+    /// the timed writer, queued later, goes first.
+    #[test]
+    fn mutant_timed_writer_unordered() {
+        expect_caught(
+            "adaptive_late_timed_writer_order",
+            "timed_writer_unordered",
+            Failure::Assertion(
+                "a timed writer took the handoff past an untimed one queued earlier",
             ),
             T,
         );

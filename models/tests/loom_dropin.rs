@@ -1,8 +1,9 @@
 //! loom models of the atomic LWLock's drop-in capabilities (a variant beyond PostgreSQL, see
 //! `lwlock/src/atomic_state/`: `upgrade.rs`, `contended.rs`, `handoff.rs`): an upgrade against
-//! readers, a downgrade waking the readers it admits, a timed acquire whose deadline races a wakeup (woken or dequeued, never
-//! both, and the wakeup never lost), and the handoff bit of the bounded policy (a writer past the
-//! bound is not overtaken by a new reader). Each has a mutant of its own that it must catch.
+//! readers, a downgrade waking the readers it admits, a timed acquire whose deadline races a
+//! wakeup (woken or dequeued, never both, and the wakeup never lost), and the handoff bit of the
+//! bounded policies (a writer past the bound, untimed or timed, is not overtaken by a new
+//! reader). Each has a mutant of its own that it must catch.
 //!
 //! loom has no time: a timed wait there is a yield and then "the deadline passed" (unless the
 //! semaphore was posted meanwhile), so the deadline and the bound fire at the first sleep, and
@@ -216,8 +217,8 @@ models::loom_model! {
 /// real `clock_nanos` timeline (nanoseconds since the process started, far below 2^62), so
 /// moving the clock to `BOUND_PASSED` passes it; the writer's deadline comes later still.
 const BOUND_PASSED: u64 = 1 << 62;
-/// The timed writer's deadline on the manual model clock.
-const WRITER_DEADLINE: u64 = 1 << 63;
+/// The timed writer's deadline on the manual model clock, where it passes.
+const WRITER_DEADLINE: u64 = (1 << 62) + (1 << 61);
 
 /// A timed writer that owns the handoff gives up while a reader waits behind the bit.
 ///
@@ -310,6 +311,94 @@ models::loom_model! {
 models::loom_model! {
     /// Task-fair: a timed writer that took the handoff as it queued and times out strands no reader behind the bit.
     taskfair_timed_writer_gives_up, threads: 3, bound: Some(1), timed_writer_gives_up::<TaskFair>
+}
+
+/// The handoff models with a timed writer (`acquire_until`, the drop-in `try_write_for`), on the
+/// manual model clock: a timed acquire is the untimed one with a deadline, so the writer must
+/// obey the policy's handoff rule as `write()` does. The main thread holds the lock shared; the
+/// writer queues; under [`TaskFair`] (`taken_on_queue`) a new reader must already fail the
+/// moment the writer is seen queued (the bit is set in the same RMW as `HAS_WAITERS`). The clock
+/// stands past the writer's bound from the start, and the writer's deadline is one the clock never
+/// reaches (`MODEL_CLOCK_NEVER`: its sleeps after the bound are the untimed ones), so the bound
+/// passes at the writer's first sleep (one yield: the model's cost stays that of the untimed
+/// model) and the deadline never: the writer must take the handoff, a new reader must fail, and
+/// the release must wake the writer, which gets the lock.
+///
+/// The wait for the bit is bounded (`HANDOFF_WAIT` yields of the main thread; a yield runs the
+/// writer to its next scheduling point, and the bit takes it two, plus one per preemption): a
+/// writer that never takes the bit fails the model with an assertion rather than a livelock.
+///
+/// Cannot prove: a deadline that passes while the writer owns the bit
+/// (`*_timed_writer_gives_up` do), more than one writer (`adaptive_late_timed_writer_order`
+/// has two, under the ordering rule), the bound's length.
+fn timed_writer_not_overtaken<P: Policy>(taken_on_queue: bool) {
+    sync::model_clock_start();
+    // Past the bound from the start: the writer's bound passes at its first sleep (one yield),
+    // its deadline never.
+    sync::advance_model_clock(BOUND_PASSED);
+    let s = Shared::<AtomicLwLock<P>>::new();
+    s.lock.acquire(Mode::Shared);
+    let w = spawn(&s, |s| {
+        let got = s
+            .lock
+            .acquire_until(Mode::Exclusive, sync::MODEL_CLOCK_NEVER);
+        assert!(got, "the timed writer timed out before its deadline");
+        s.bump();
+        // SAFETY: held exclusively.
+        unsafe { s.lock.release(Mode::Exclusive) };
+    });
+    while s.lock.state() & HAS_WAITERS == 0 {
+        sync::spin_loop();
+    }
+    if taken_on_queue {
+        assert!(
+            !s.lock.conditional_acquire(Mode::Shared),
+            "a new reader overtook a timed writer seen queued"
+        );
+    }
+    wait_for_handoff(&s.lock);
+    assert!(
+        !s.lock.conditional_acquire(Mode::Shared),
+        "a new reader overtook a timed writer past the bound"
+    );
+    // SAFETY: held shared.
+    unsafe { s.lock.release(Mode::Shared) };
+    w.join().unwrap();
+    assert_eq!(s.read(), 1);
+    assert_eq!(
+        s.lock.state() & HANDOFF,
+        0,
+        "the handoff outlived its owner's acquire"
+    );
+    s.assert_quiescent();
+}
+
+/// How many yields the main thread gives a timed writer past its bound to take the handoff.
+const HANDOFF_WAIT: u32 = 32;
+
+/// Waits (bounded: `HANDOFF_WAIT` yields) until someone owns the handoff; fails the model if
+/// nobody takes it.
+fn wait_for_handoff<P: Policy>(lock: &AtomicLwLock<P>) {
+    for _ in 0..HANDOFF_WAIT {
+        if lock.state() & HANDOFF != 0 {
+            return;
+        }
+        sync::spin_loop();
+    }
+    assert!(
+        lock.state() & HANDOFF != 0,
+        "a timed writer past its bound did not take the handoff"
+    );
+}
+
+models::loom_model! {
+    /// Handoff: a timed writer past its bound takes the handoff as `write()` does; no new reader overtakes it.
+    handoff_timed_not_overtaken, threads: 2, bound: Some(2), || timed_writer_not_overtaken::<Handoff>(false)
+}
+
+models::loom_model! {
+    /// Task-fair: a timed writer takes the handoff as it queues, as `write()` does; no new reader overtakes it.
+    taskfair_timed_not_overtaken, threads: 2, bound: Some(3), || timed_writer_not_overtaken::<TaskFair>(true)
 }
 
 #[cfg(lwlock_mutant = "runtime")]
@@ -423,6 +512,30 @@ mod mutants {
             "handoff_timed_writer_gives_up",
             "give_up_keeps_handoff",
             Failure::Deadlock,
+            T,
+        );
+    }
+
+    /// A timed writer without the bound (the timed path's own rule, before it was the untimed
+    /// one's): it never takes the handoff, and new readers overtake it without limit.
+    #[test]
+    fn mutant_timed_writer_no_bound() {
+        expect_caught(
+            "handoff_timed_not_overtaken",
+            "timed_writer_no_bound",
+            Failure::Assertion("did not take the handoff"),
+            T,
+        );
+    }
+
+    /// A task-fair timed writer that queues without the handoff (taking it only at its zero
+    /// bound): a reader gets in while the writer is seen queued.
+    #[test]
+    fn mutant_timed_writer_queues_plain() {
+        expect_caught(
+            "taskfair_timed_not_overtaken",
+            "timed_writer_queues_plain",
+            Failure::Assertion("overtook a timed writer seen queued"),
             T,
         );
     }

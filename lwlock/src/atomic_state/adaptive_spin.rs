@@ -7,10 +7,12 @@
 //!   `perform_spin_delay`, a spin on a TAS word before sleeping; the schedule here is
 //!   parking_lot's `SpinWait` (`parking_lot_core/src/spinwait.rs`): rounds 1..=3 execute 2, 4, 8
 //!   PAUSEs, rounds 4..=10 yield the CPU;
-//! * **the queue / re-check / sleep loop** (`acquire_adaptive`): `LWLockAcquire`'s loop
+//! * **the queue / re-check / sleep loop** (`acquire_contended`, `contended.rs`, the one
+//!   contended path of every drop-in policy): `LWLockAcquire`'s loop
 //!   (`LWLockQueueSelf`, the second `LWLockAttemptLock`, `LWLockDequeueSelf`, the semaphore
 //!   sleep, `RELEASE_OK` re-set by the woken thread), with a spin in front of each queueing;
-//! * **the writer's handoff** (`queue_self_writer`, `take_handoff_at_bound`): none (the
+//! * **the writer's handoff** (`queue_self_writer`, `take_handoff_at_bound` in `handoff.rs`,
+//!   under `Rule::Ordered`): none (the
 //!   [`Handoff`]/[`TaskFair`] policies' bit, invariant 7 of the layout);
 //! * **the release**: `LWLockRelease` (the parent's `release`: one `fetch_sub`; a wake pass only
 //!   when `HAS_WAITERS` is set), with `LWLockWakeup`'s throttle bounded to 50 µs
@@ -53,8 +55,10 @@
 //!   at its next wakeup at the latest, and from then no newcomer (reader, writer, spinner) gets
 //!   in and the release that frees the lock wakes it. A's wait past its bound is therefore
 //!   bounded by the lock holds of the waiters queued ahead of it (about three wake passes each)
-//!   plus one barging holder per wake pass, not by a time. Not covered: timed, recursive and
-//!   upgradable acquires (the [`Handoff`] path below) take the bit without this rule.
+//!   plus one barging holder per wake pass, not by a time. Timed, recursive and upgradable
+//!   acquires obey the same rule: they run the same contended path, a timed one with a deadline
+//!   besides (a timed writer that gives up the bit clears it and wakes the waiters it held back;
+//!   recursive and upgradable readers take no bit).
 //! * **Readers have no bound**: a reader waits for the writers queued ahead of it, for any
 //!   writer that takes the handoff in front of it (as it queues behind readers, or at its
 //!   bound), and for bargers when woken; a reader that loses re-queues at the tail.
@@ -63,8 +67,7 @@
 //! No new bit and no new RMW on the fast paths: the acquire is the parent's one CAS and the
 //! release its one `fetch_sub`; a spinner adds Relaxed loads of the word and the attempt's CAS.
 //! A writer queued behind readers sets `HANDOFF` in the RMW that sets `HAS_WAITERS` (no extra
-//! RMW). Timed, recursive and upgradable acquires take the [`Handoff`] policy's path (the parent's
-//! `acquire_ext`) with the same 250 µs bound.
+//! RMW). Timed, recursive and upgradable acquires spin and queue the same way.
 //!
 //! [`Handoff`]: super::Handoff
 //! [`TaskFair`]: super::TaskFair
@@ -238,24 +241,6 @@ impl<P: Policy> AtomicLwLock<P> {
             }
         }
         false
-    }
-
-    /// The spinning policies' acquire after a failed attempt: spin; queue, re-check, sleep (with
-    /// the writer's bound); when woken, re-enable wakeups, attempt,
-    /// and run the spin phase again before queueing again (parking_lot's `SpinWait::reset` after
-    /// a park; it returns at once while others are queued). `LWLockAcquire`'s loop
-    /// with a spin phase in front of each queueing (PostgreSQL has none) and the handoff of
-    /// [`Handoff`](super::Handoff) at the bound. Returns whether it got the lock without
-    /// sleeping.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn acquire_adaptive(&self, want: Want) -> bool {
-        // The first spin comes before any setup: a spin that wins needs no wait record and reads
-        // no clock (a clock read per contended acquire costs about what a short section does).
-        if self.spin_acquire(want) {
-            return true;
-        }
-        self.acquire_adaptive_queue(want)
     }
 }
 

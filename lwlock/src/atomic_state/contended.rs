@@ -1,6 +1,17 @@
-//! The contended path of the drop-in policies' acquires (every acquire that is not PostgreSQL's
-//! own: timed, recursive, upgradable, and every acquire under [`Handoff`], [`TaskFair`] and the
-//! spinning policies). Beyond PostgreSQL; the faithful loop is `lwlock_acquire.rs`.
+//! The one contended path of the drop-in policies' acquires, `acquire_contended(want,
+//! deadline)`: every acquire that is not PostgreSQL's own (timed, recursive, upgradable, and
+//! every acquire under [`Handoff`], [`TaskFair`] and the spinning policies). Beyond PostgreSQL;
+//! the faithful loop is `lwlock_acquire.rs`, which [`Barging`]'s `acquire` keeps.
+//!
+//! One loop, one sleep, one handoff taker: spin (spinning policies), queue, re-check, sleep
+//! until woken, the deadline or the writer's bound, compete again. What differs per policy is
+//! its handoff rule (`handoff.rs`, `Rule`: none, at the bound, as it queues, or as it queues and
+//! at the bound in queue order), and the rule is the policy's alone: a timed acquire is the
+//! untimed one with a deadline, so `write`, `try_write_for`, recursive and upgradable acquires
+//! under one policy obey one starvation rule. (Until the path was one, the spinning policies'
+//! timed, recursive and upgradable acquires ran the [`Handoff`] policy's path: a timed writer
+//! did not spin, did not take the bit behind readers as it queued, and took it at its bound
+//! past an earlier queued writer.)
 //!
 //! Everything here uses the bits `UPGRADABLE` and `HANDOFF`, the wait mode
 //! `lw_mode::UPGRADABLE` or the record flag `lw_granted`, which PostgreSQL's own operations
@@ -20,17 +31,18 @@
 //!   absorbs that waker's post, re-enables wakeups and makes one more attempt (or finds the lock
 //!   handed over). Woken or dequeued, never both; a wakeup is never dropped.
 
+use super::handoff::Rule;
 use super::handoff::Take;
 #[allow(unused_imports)] // rustdoc links
 use super::layout::HANDOFF;
-use super::layout::{HAS_WAITERS, RELEASE_OK};
+use super::layout::RELEASE_OK;
 use super::wait_list::take_granted;
 use super::{AtomicLwLock, Attempt, Policy, Want};
 #[allow(unused_imports)] // rustdoc links
 use super::{Barging, Handoff, TaskFair};
 use crate::elog::CritSection;
 use crate::proc::{lw_mode, lw_waiting, Proc};
-use crate::raw::{Mode, RawLwLock};
+use crate::raw::Mode;
 use crate::stats::Stat;
 use crate::sync::{self, Ordering};
 use crate::wait_event::{Tranche, WaitEvent};
@@ -53,6 +65,14 @@ pub(super) enum Woke {
     WokenLate,
 }
 
+/// A writer's bound, across the sleeps of one contended acquire: when it passes (`at`), whether
+/// we own the handoff (`token`) and whether the bound has passed in a sleep (`late`).
+pub(super) struct Bound<'a> {
+    at: &'a mut Option<u64>,
+    token: &'a mut bool,
+    late: &'a mut bool,
+}
+
 impl<P: Policy> AtomicLwLock<P> {
     /// A shared acquire that waits only for an exclusive *holder*: never behind queued writers,
     /// [`HANDOFF`] or an upgrader waiting for its readers (lock_api's `lock_shared_recursive`).
@@ -67,7 +87,9 @@ impl<P: Policy> AtomicLwLock<P> {
         match self.attempt(Want::Recursive, false) {
             Attempt::Acquired => true,
             Attempt::Overflow => self.shared_overflow(),
-            Attempt::MustWait => self.acquire_ext(Want::Recursive, None).unwrap_or(false),
+            Attempt::MustWait => self
+                .acquire_contended(Want::Recursive, None)
+                .unwrap_or(false),
         }
     }
 
@@ -97,57 +119,85 @@ impl<P: Policy> AtomicLwLock<P> {
         match self.attempt(want, false) {
             Attempt::Acquired => true,
             Attempt::Overflow => self.shared_overflow(),
-            Attempt::MustWait => self.acquire_ext(want, Some(deadline)).is_some(),
+            Attempt::MustWait => self.acquire_contended(want, Some(deadline)).is_some(),
         }
     }
 
-    /// Queue, re-check, sleep (with `deadline`, and under [`Handoff`] with the bound), compete
-    /// again. Returns `Some(fast)` once the lock is held (`fast`: without sleeping), `None` if
-    /// the deadline passed first (then nothing is held and we are off the list).
+    /// The contended path of every acquire but PostgreSQL's own: spin (the spinning policies),
+    /// queue, re-check, sleep (until woken, `deadline`, or the writer's bound), compete again.
+    /// The policy's [`Rule`] decides where a writer queues and when it takes [`HANDOFF`]; a
+    /// timed acquire is the untimed one with a `deadline`, under the same rule. Returns
+    /// `Some(fast)` once the lock is held (`fast`: without sleeping), `None` if the deadline
+    /// passed first (then nothing is held and we are off the list).
+    ///
+    /// `LWLockAcquire`'s loop (`LWLockQueueSelf`, the second `LWLockAttemptLock`,
+    /// `LWLockDequeueSelf`, the semaphore sleep, `RELEASE_OK` re-set by the woken thread), with,
+    /// beyond PostgreSQL, a spin in front of each queueing (parking_lot's `SpinWait::reset` after
+    /// a park: it returns at once while others are queued), the handoff, the deadline, and the
+    /// handoff owner's spin while the readers inside drain.
     #[cold]
-    pub(super) fn acquire_ext(&self, want: Want, deadline: Option<u64>) -> Option<bool> {
+    #[inline(never)]
+    pub(super) fn acquire_contended(&self, want: Want, deadline: Option<u64>) -> Option<bool> {
+        // The first spin comes before any setup: a spin that wins needs no wait record and reads
+        // no clock (a clock read per contended acquire costs about what a short section does).
+        if P::SPIN && self.spin_acquire(want) {
+            return Some(true);
+        }
+        let rule = Rule::of::<P>(want, deadline);
         let me = Proc::current();
         let wait_mode = match want {
             Want::Exclusive => lw_mode::EXCLUSIVE,
             Want::Upgradable => lw_mode::UPGRADABLE,
             Want::Shared | Want::Recursive => lw_mode::SHARED,
         };
-        // The bound: when the first exclusive waiter takes the handoff.
-        let mut bound = (P::HANDOFF && want == Want::Exclusive)
+        // The bound runs from the first queueing, across sleeps.
+        let mut bound = (rule != Rule::None && want == Want::Exclusive)
             .then(|| sync::clock_nanos().saturating_add(P::BOUND_NANOS));
         let mut token = false;
+        // Our bound has passed in a sleep ([`Rule::Ordered`]: woken, we re-queue at the front,
+        // not the tail).
+        let mut late = false;
         let mut slept = false;
         let mut extra = 0;
         let event = WaitEvent::lwlock(Tranche::from_id(self.tranche));
+        // The first spin ran above.
+        let mut spun = true;
         let outcome = loop {
+            // The handoff owner never spins: it is first in line and the bit keeps others out.
+            if P::SPIN && !token && !std::mem::take(&mut spun) && self.spin_acquire(want) {
+                break Some(!slept);
+            }
             let crit = CritSection::start("atomic LWLock: queued on the wait list");
-            if P::HANDOFF && P::BOUND_NANOS == 0 && want == Want::Exclusive && !token {
-                token = self.queue_self_taking_handoff(me);
+            if want == Want::Exclusive && !token && rule.takes_on_queue() {
+                token = self.queue_self_writer(me, late, rule);
             } else {
                 self.queue_self_at(me, wait_mode, token);
             }
-            match self.attempt(want, token) {
-                Attempt::Acquired => {
-                    if self.dequeue_self(me) {
-                        // SAFETY: a fair unlock granted us a second shared unit (invariant 8).
-                        unsafe { self.release(Mode::Shared) };
-                    }
-                    crit.end();
-                    break Some(!slept);
-                }
-                Attempt::Overflow => {
-                    if self.dequeue_self(me) {
-                        // SAFETY: the grant is the only unit we hold.
-                        unsafe { self.release(Mode::Shared) };
-                    }
-                    crit.end();
-                    me.repost(extra);
-                    self.shared_overflow();
-                }
-                Attempt::MustWait => {}
+            let recheck = self.attempt(want, token);
+            let Some(crit) = self.after_queued_recheck(me, recheck, crit, extra) else {
+                break Some(!slept);
+            };
+            // The handoff owner behind readers (spinning policies): new readers are kept out, so
+            // the ones inside drain soon; spin for that before sleeping (parking_lot's writer
+            // waits for its readers the same way).
+            if P::SPIN && token && self.spin_for_readers() {
+                self.dequeue_self_returning_grant(me);
+                crit.end();
+                break Some(!slept);
             }
             self.stats.bump(Stat::Block, 1);
-            let woke = self.sleep_queued(me, event, deadline, &mut bound, &mut token, &mut extra);
+            let woke = self.sleep_contended(
+                me,
+                event,
+                deadline,
+                rule,
+                Bound {
+                    at: &mut bound,
+                    token: &mut token,
+                    late: &mut late,
+                },
+                &mut extra,
+            );
             crit.end();
             slept = true;
             match woke {
@@ -160,7 +210,11 @@ impl<P: Policy> AtomicLwLock<P> {
                 }
                 Woke::Woken | Woke::WokenLate => {
                     // We ran: wakeups may happen again (WokenLate already re-enabled them).
-                    if matches!(woke, Woke::Woken) {
+                    // Mutant `adaptive_no_release_ok_reset` (models only): a woken waiter that
+                    // never re-enables wakeups.
+                    if matches!(woke, Woke::Woken)
+                        && !crate::mutant!("adaptive_no_release_ok_reset")
+                    {
                         self.state.fetch_or(RELEASE_OK, Ordering::Relaxed);
                     }
                     match self.attempt(want, token) {
@@ -185,24 +239,29 @@ impl<P: Policy> AtomicLwLock<P> {
         outcome
     }
 
-    /// Sleeps on our queued record until woken, handed the lock, or `deadline`; under
-    /// [`Handoff`], takes the handoff when `bound` passes.
-    pub(super) fn sleep_queued(
+    /// Sleeps on our queued record until woken (`Woken`), handed the lock (`Granted`), or
+    /// `deadline` (`TimedOut`, `WokenLate`). When the writer's bound passes first, sets `late`
+    /// and tries to take the handoff ([`HANDOFF`], invariant 7) as `rule` allows: taken, it
+    /// re-checks (`Acquired` if it got the lock) and sleeps on without a bound; refused under
+    /// [`Rule::Ordered`], it sleeps on without a bound until a wake pass picks it; refused
+    /// otherwise (another owns the bit), it looks again later.
+    pub(super) fn sleep_contended(
         &self,
         me: &Proc,
         event: WaitEvent,
         deadline: Option<u64>,
-        bound: &mut Option<u64>,
-        token: &mut bool,
+        rule: Rule,
+        b: Bound<'_>,
         extra: &mut u32,
     ) -> Woke {
         me.report_wait_start(event);
-        // False once a waker is known to have chosen us: its post is coming, so the rest of
-        // this sleep needs no bound (the bound itself stays for the next sleep).
+        // False once a waker is known to have chosen us (its post is coming) or the rule keeps
+        // us from the bit: the rest of this sleep needs no bound (the bound itself stays for the
+        // next sleep).
         let mut bound_live = true;
         let woke = loop {
-            let b = if *token || !bound_live { None } else { *bound };
-            let until = match (deadline, b) {
+            let bound = if *b.token || !bound_live { None } else { *b.at };
+            let until = match (deadline, bound) {
                 (Some(d), Some(b)) => Some(d.min(b)),
                 (d, b) => d.or(b),
             };
@@ -214,7 +273,7 @@ impl<P: Policy> AtomicLwLock<P> {
                 Some(t) => me.sem.lock_until(t),
             };
             if posted {
-                // Acquire: pairs with the waker's Release store after unlinking us.
+                // Acquire: pairs with the waker's Release store after unlinking us (invariant 5).
                 if me.lw_waiting.load(Ordering::Acquire) == lw_waiting::NOT_WAITING {
                     break if take_granted(me) {
                         Woke::Granted
@@ -225,35 +284,52 @@ impl<P: Policy> AtomicLwLock<P> {
                 *extra += 1; // a post meant for another protocol
                 continue;
             }
-            let bound_fired = match (b, deadline) {
+            let bound_fired = match (bound, deadline) {
                 (Some(b), Some(d)) => b <= d,
                 (Some(_), None) => true,
                 _ => false,
             };
-            if bound_fired {
-                match self.take_handoff(me) {
-                    Take::Taken => {
-                        *token = true;
-                        // The lock may be free with nobody left to release it: re-check, as
-                        // after queueing.
-                        if self.attempt(Want::Exclusive, true) == Attempt::Acquired {
-                            let granted = self.dequeue_self(me);
-                            debug_assert!(!granted, "an exclusive waiter granted twice");
-                            break Woke::Acquired;
-                        }
-                    }
-                    Take::Other => {
-                        // Another writer owns it: look again later (not at once, which would
-                        // spin on the wait-list lock under a zero bound).
-                        let again = P::BOUND_NANOS.max(REARM_MIN_NANOS);
-                        *bound = Some(sync::clock_nanos().saturating_add(again));
-                    }
-                    Take::Detached => bound_live = false,
-                }
-                continue;
+            if !bound_fired {
+                // The deadline passed: unlink ourselves unless a waker already chose us.
+                break self.time_out(me, extra);
             }
-            // The deadline passed: unlink ourselves unless a waker already chose us.
-            break self.time_out(me, extra);
+            *b.late = true;
+            // Mutant `timed_writer_unordered` (models only): a timed writer takes the bit at its
+            // bound without the ordering rule, past a writer queued ahead of it (what timed
+            // acquires did under the spinning policies before the path was one). Refused, it
+            // still sleeps on as the rule says.
+            let take_rule = if rule == Rule::Ordered
+                && deadline.is_some()
+                && crate::mutant!("timed_writer_unordered")
+            {
+                Rule::AtBound
+            } else {
+                rule
+            };
+            match self.take_handoff_at_bound(me, take_rule) {
+                Take::Taken => {
+                    *b.token = true;
+                    // The lock may be free with nobody left to release it: re-check, as after
+                    // queueing.
+                    if self.attempt(Want::Exclusive, true) == Attempt::Acquired {
+                        let granted = self.dequeue_self(me);
+                        debug_assert!(!granted, "an exclusive waiter granted twice");
+                        break Woke::Acquired;
+                    }
+                }
+                // The ordering rule: another writer owns the bit or is queued ahead of us; sleep
+                // on untimed. Nobody behind us can take the bit or move in front of us now, so the
+                // wake passes reach us; woken, we re-queue at the front (`late`). (No timed retry
+                // loop on the wait-list lock.)
+                Take::Other if rule == Rule::Ordered => bound_live = false,
+                Take::Other => {
+                    // Another writer owns it: look again later (not at once, which would spin
+                    // on the wait-list lock under a zero bound).
+                    let again = P::BOUND_NANOS.max(REARM_MIN_NANOS);
+                    *b.at = Some(sync::clock_nanos().saturating_add(again));
+                }
+                Take::Detached => bound_live = false,
+            }
         };
         me.report_wait_end();
         woke
@@ -262,27 +338,9 @@ impl<P: Policy> AtomicLwLock<P> {
     /// At the deadline: `LWLockDequeueSelf` if we are still WAITING (then no waker chose us);
     /// otherwise a waker detached us and its post is coming: absorb it, re-enable wakeups.
     pub(super) fn time_out(&self, me: &Proc, extra: &mut u32) -> Woke {
-        self.wait_list_lock();
         // Mutant `timeout_unconditional_dequeue` (models only): unlink ourselves without
         // asking whether a waker already did (and then leave its post behind).
-        let on_list = crate::mutant!("timeout_unconditional_dequeue")
-            || me.lw_waiting.load(Ordering::Relaxed) == lw_waiting::WAITING;
-        // SAFETY: LOCKED is held.
-        let empty = unsafe {
-            self.with_waiters(|l| {
-                if on_list {
-                    l.delete(me);
-                }
-                l.is_empty()
-            })
-        };
-        if empty && self.state.load(Ordering::Relaxed) & HAS_WAITERS != 0 {
-            self.state.fetch_and(!HAS_WAITERS, Ordering::Relaxed);
-        }
-        self.wait_list_unlock();
-        if on_list {
-            me.lw_waiting
-                .store(lw_waiting::NOT_WAITING, Ordering::Relaxed);
+        if self.unlink_self(me, crate::mutant!("timeout_unconditional_dequeue"), 0) {
             return Woke::TimedOut;
         }
         loop {
@@ -303,154 +361,5 @@ impl<P: Policy> AtomicLwLock<P> {
         }
         self.state.fetch_or(RELEASE_OK, Ordering::Relaxed);
         Woke::WokenLate
-    }
-
-    /// [`acquire_adaptive`](Self::acquire_adaptive) after its first spin failed.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn acquire_adaptive_queue(&self, want: Want) -> bool {
-        let me = Proc::current();
-        let wait_mode = match want {
-            Want::Exclusive => lw_mode::EXCLUSIVE,
-            Want::Upgradable => lw_mode::UPGRADABLE,
-            Want::Shared | Want::Recursive => lw_mode::SHARED,
-        };
-        // The bound runs from the first queueing, across sleeps.
-        let mut bound =
-            (want == Want::Exclusive).then(|| sync::clock_nanos().saturating_add(P::BOUND_NANOS));
-        let mut token = false;
-        // Our bound has passed in a sleep (the rule in the module docs: woken, we re-queue at
-        // the front, not the tail).
-        let mut late = false;
-        let mut slept = false;
-        let mut extra = 0;
-        let event = WaitEvent::lwlock(Tranche::from_id(self.tranche));
-        // The first spin ran in `acquire_adaptive`.
-        let mut spun = true;
-        loop {
-            // The handoff owner never spins: it is first in line and the bit keeps others out.
-            if !token && !std::mem::take(&mut spun) && self.spin_acquire(want) {
-                break;
-            }
-            let crit = CritSection::start("atomic LWLock: queued on the wait list");
-            if want == Want::Exclusive && !token {
-                // A writer held off by readers takes the handoff as it queues (task-fair
-                // against readers, as parking_lot's writer bit); one held off by a writer
-                // queues to barge (eventual fairness at the bound).
-                token = self.queue_self_writer(me, late);
-            } else {
-                self.queue_self_at(me, wait_mode, token);
-            }
-            match self.attempt(want, token) {
-                Attempt::Acquired => {
-                    if self.dequeue_self(me) {
-                        // SAFETY: a fair unlock granted us a second shared unit (invariant 8).
-                        unsafe { self.release(Mode::Shared) };
-                    }
-                    crit.end();
-                    break;
-                }
-                Attempt::Overflow => {
-                    if self.dequeue_self(me) {
-                        // SAFETY: the grant is the only unit we hold.
-                        unsafe { self.release(Mode::Shared) };
-                    }
-                    crit.end();
-                    me.repost(extra);
-                    self.shared_overflow();
-                }
-                Attempt::MustWait => {}
-            }
-            // The handoff owner behind readers: new readers are kept out, so the ones inside
-            // drain soon; spin for that before sleeping (parking_lot's writer waits for its
-            // readers the same way).
-            if token && self.spin_for_readers() {
-                if self.dequeue_self(me) {
-                    // SAFETY: a fair unlock granted us a second unit (invariant 8).
-                    unsafe { self.release(Mode::Shared) };
-                }
-                crit.end();
-                break;
-            }
-            self.stats.bump(Stat::Block, 1);
-            slept = true;
-            me.report_wait_start(event);
-            let held = self.sleep_bounded(me, &mut bound, &mut token, &mut late, &mut extra);
-            me.report_wait_end();
-            crit.end();
-            if held {
-                break;
-            }
-            // We ran: wakeups may happen again.
-            // Mutant `adaptive_no_release_ok_reset` (models only): a woken waiter that never
-            // re-enables wakeups.
-            if !crate::mutant!("adaptive_no_release_ok_reset") {
-                self.state.fetch_or(RELEASE_OK, Ordering::Relaxed);
-            }
-            match self.attempt(want, token) {
-                Attempt::Acquired => break,
-                Attempt::Overflow => {
-                    me.repost(extra);
-                    self.shared_overflow()
-                }
-                Attempt::MustWait => {}
-            }
-        }
-        me.repost(extra);
-        !slept
-    }
-
-    /// Sleeps on our queued record until a waker sets NOT_WAITING (returns `false`: compete
-    /// again) or the lock is ours (`true`: a fair unlock granted it, or our own attempt after
-    /// taking the handoff got it and we are off the list). When `bound` passes first, sets
-    /// `late`, takes the handoff ([`HANDOFF`], invariant 7) if the rule allows, and sleeps on
-    /// without a bound.
-    pub(super) fn sleep_bounded(
-        &self,
-        me: &Proc,
-        bound: &mut Option<u64>,
-        token: &mut bool,
-        late: &mut bool,
-        extra: &mut u32,
-    ) -> bool {
-        // False once a waker is known to have chosen us (its post is coming).
-        let mut bound_live = true;
-        loop {
-            let until = if *token || !bound_live { None } else { *bound };
-            let posted = match until {
-                None => {
-                    me.sem.lock();
-                    true
-                }
-                Some(t) => me.sem.lock_until(t),
-            };
-            if posted {
-                // Acquire: pairs with the waker's Release store after unlinking us (invariant 5).
-                if me.lw_waiting.load(Ordering::Acquire) == lw_waiting::NOT_WAITING {
-                    return take_granted(me);
-                }
-                *extra += 1; // a post meant for another protocol
-                continue;
-            }
-            *late = true;
-            match self.take_handoff_at_bound(me) {
-                Take::Taken => {
-                    *token = true;
-                    // The lock may be free with nobody left to release it: re-check, as after
-                    // queueing.
-                    if self.attempt(Want::Exclusive, true) == Attempt::Acquired {
-                        let granted = self.dequeue_self(me);
-                        debug_assert!(!granted, "an exclusive waiter granted twice");
-                        return true;
-                    }
-                }
-                // Another writer owns the bit or is queued ahead of us: sleep on untimed. Nobody
-                // behind us can take the bit or move in front of us now, so the wake passes reach
-                // us; woken, we re-queue at the front (`late`). (No timed retry loop on the
-                // wait-list lock.)
-                Take::Other => bound_live = false,
-                Take::Detached => bound_live = false,
-            }
-        }
     }
 }

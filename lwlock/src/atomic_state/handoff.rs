@@ -15,10 +15,10 @@
 //!   owner is the first non-WAIT_UNTIL_FREE entry, so PostgreSQL's wake pass picks it alone);
 //!   the owner's attempt ignores the bit and clears it.
 
-use super::layout::{HANDOFF, HAS_WAITERS, LOCK_MASK, SHARED_MASK, VAL_EXCLUSIVE};
+use super::layout::{handoff_owned, is_read_locked, HANDOFF, HAS_WAITERS, LOCK_MASK};
 #[allow(unused_imports)] // rustdoc links
-use super::{Adaptive, Handoff, TaskFair};
-use super::{AtomicLwLock, Policy};
+use super::{Adaptive, Barging, EmptyYield, Handoff, TaskFair};
+use super::{AtomicLwLock, Policy, Want};
 use crate::proc::{lw_mode, lw_waiting, Proc};
 use crate::proclist::ProcList;
 use crate::sync::Ordering;
@@ -34,66 +34,63 @@ pub(super) enum Take {
     Detached,
 }
 
-impl<P: Policy> AtomicLwLock<P> {
-    /// The bound passed: if we are still queued and nobody owns the handoff, move behind the
-    /// leading WAIT_UNTIL_FREE run and set [`HANDOFF`] (invariant 7).
-    pub(super) fn take_handoff(&self, me: &Proc) -> Take {
-        self.wait_list_lock();
-        let take = if me.lw_waiting.load(Ordering::Relaxed) != lw_waiting::WAITING {
-            Take::Detached
-        } else if self.state.load(Ordering::Relaxed) & HANDOFF != 0 {
-            Take::Other
+/// The handoff rule of an acquire, supplied by the policy (its constants): when a writer takes
+/// [`HANDOFF`] and where it queues. One contended path (`contended.rs`) runs every rule; an
+/// acquire's rule depends on the policy only, not on whether it is timed, recursive or
+/// upgradable (only exclusive waiters take the bit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Rule {
+    /// [`Barging`]: no handoff (PostgreSQL's policy; its drop-in operations only).
+    None,
+    /// [`Handoff`]: a writer takes the bit when its bound passes, unless another owns it (then
+    /// it looks again 100 µs or a bound later).
+    AtBound,
+    /// [`TaskFair`]: a writer takes the bit as it queues, in the RMW that sets `HAS_WAITERS`,
+    /// unless another owns it (then as [`Rule::AtBound`] with a zero bound).
+    OnQueue,
+    /// [`Adaptive`], [`EmptyYield`]: a writer behind readers takes the bit as it queues, and any
+    /// writer when its bound passes, but never ahead of a queued exclusive waiter; one whose bound
+    /// passed re-queues at the front when woken (`adaptive_spin.rs`'s docs).
+    Ordered,
+}
+
+impl Rule {
+    /// The rule of policy `P` for an acquire of `want` (with `deadline`, if timed).
+    #[inline]
+    pub(super) fn of<P: Policy>(want: Want, deadline: Option<u64>) -> Rule {
+        let rule = if !P::HANDOFF {
+            Rule::None
+        } else if P::SPIN {
+            Rule::Ordered
+        } else if P::BOUND_NANOS == 0 {
+            Rule::OnQueue
         } else {
-            // SAFETY: LOCKED is held.
-            unsafe {
-                self.with_waiters(|l| {
-                    l.delete(me);
-                    l.push_after_wait_until_free(me);
-                })
-            };
-            // Relaxed, like HAS_WAITERS: only the word's modification order matters. A release
-            // whose fetch_sub follows this RMW sees the bit and wakes us; one before it left the
-            // lock as our re-check (next) finds it.
-            self.state.fetch_or(HANDOFF, Ordering::Relaxed);
-            Take::Taken
+            Rule::AtBound
         };
-        self.wait_list_unlock();
-        take
+        if want != Want::Exclusive || deadline.is_none() {
+            return rule;
+        }
+        // Two mutants (models only), each a timed writer that follows another rule than the
+        // untimed one, as timed acquires did before they shared the contended path:
+        // `timed_writer_no_bound` (no bound under Handoff), `timed_writer_queues_plain` (no
+        // handoff at queueing under TaskFair). The third, `timed_writer_unordered` (the handoff
+        // at the bound without the ordering rule under Adaptive), is at the bound's take
+        // (`contended.rs`).
+        match rule {
+            Rule::AtBound if crate::mutant!("timed_writer_no_bound") => Rule::None,
+            Rule::OnQueue if crate::mutant!("timed_writer_queues_plain") => Rule::AtBound,
+            rule => rule,
+        }
     }
 
-    /// `LWLockQueueSelf` for an exclusive waiter under a zero bound ([`TaskFair`]): if nobody
-    /// owns the handoff, take it in the same critical section and the same RMW that sets
-    /// `HAS_WAITERS` (so no reader sees the waiter without the bit), queued behind the leading
-    /// WAIT_UNTIL_FREE run (invariant 7). Returns whether we own it.
-    pub(super) fn queue_self_taking_handoff(&self, me: &Proc) -> bool {
-        assert_eq!(
-            me.lw_waiting.load(Ordering::Relaxed),
-            lw_waiting::NOT_WAITING,
-            "queueing for an LWLock while already waiting"
-        );
-        self.wait_list_lock();
-        let take = self.state.load(Ordering::Relaxed) & HANDOFF == 0;
-        // Relaxed: as HAS_WAITERS in `queue_self`; only the word's modification order matters.
-        self.state.fetch_or(
-            HAS_WAITERS | if take { HANDOFF } else { 0 },
-            Ordering::Relaxed,
-        );
-        me.lw_waiting.store(lw_waiting::WAITING, Ordering::Relaxed);
-        me.lw_mode.store(lw_mode::EXCLUSIVE, Ordering::Relaxed);
-        // SAFETY: LOCKED is held.
-        unsafe {
-            self.with_waiters(|l| {
-                if take {
-                    l.push_after_wait_until_free(me)
-                } else {
-                    l.push_tail(me)
-                }
-            })
-        };
-        self.wait_list_unlock();
-        take
+    /// Whether a writer may take the bit as it queues (`queue_self_writer`).
+    #[inline]
+    pub(super) fn takes_on_queue(self) -> bool {
+        matches!(self, Rule::OnQueue | Rule::Ordered)
     }
+}
 
+impl<P: Policy> AtomicLwLock<P> {
     /// The handoff owner leaves without the lock (a timed wait): clear [`HANDOFF`] and wake the
     /// waiters it held back if nobody holds the lock (no release will come).
     pub(super) fn give_up_handoff(&self) {
@@ -102,7 +99,7 @@ impl<P: Policy> AtomicLwLock<P> {
         if crate::mutant!("give_up_keeps_handoff") {
             return;
         }
-        // Relaxed: as the RMW that set the bit (`take_handoff`); it must be an RMW, since
+        // Relaxed: as the RMW that set the bit (`take_handoff_at_bound`, `queue_self_writer`); it must be an RMW, since
         // releasers and queuers change the word concurrently.
         // Mutant `give_up_plain_store` (models only): clear the bit with a load and a store, which
         // can undo a concurrent release's fetch_sub (or a queuer's HAS_WAITERS).
@@ -120,15 +117,16 @@ impl<P: Policy> AtomicLwLock<P> {
         }
     }
 
-    /// `LWLockQueueSelf` for a writer. `late`: our bound has passed and we were woken (the
-    /// first waiter of a wake pass): take [`HANDOFF`] and queue behind the leading
-    /// WAIT_UNTIL_FREE run if nobody owns the bit, else queue right behind its owner (the first
-    /// waiter past that run). Otherwise, if the lock is held shared only,
-    /// nobody owns the handoff and no exclusive waiter is queued (the rule in the module docs),
-    /// take the bit and the front the same way (what the [`TaskFair`] writer
-    /// does whatever holds the lock); else queue at the tail. The bit is set in the same RMW that
-    /// sets `HAS_WAITERS` (invariant 7). Returns whether we own the handoff.
-    pub(super) fn queue_self_writer(&self, me: &Proc, late: bool) -> bool {
+    /// `LWLockQueueSelf` for a writer whose `rule` takes the bit as it queues. If nobody owns
+    /// [`HANDOFF`], take it and queue behind the leading WAIT_UNTIL_FREE run: under
+    /// [`Rule::OnQueue`] ([`TaskFair`]) always; under [`Rule::Ordered`] when `late` (our bound
+    /// has passed and we were woken, the first waiter of a wake pass), or when the lock is held
+    /// shared only and no exclusive waiter is queued (the rule in `adaptive_spin.rs`'s docs).
+    /// Otherwise queue at the tail, or, `late` under [`Rule::Ordered`], right behind the bit's
+    /// owner (the first waiter past that run). The bit is set in the same RMW that sets
+    /// `HAS_WAITERS` (invariant 7), so no reader sees the waiter without it. Returns whether we
+    /// own the handoff.
+    pub(super) fn queue_self_writer(&self, me: &Proc, late: bool, rule: Rule) -> bool {
         assert_eq!(
             me.lw_waiting.load(Ordering::Relaxed),
             lw_waiting::NOT_WAITING,
@@ -136,10 +134,11 @@ impl<P: Policy> AtomicLwLock<P> {
         );
         self.wait_list_lock();
         let s = self.state.load(Ordering::Relaxed);
-        let take = s & HANDOFF == 0
-            && (late
-                || (s & VAL_EXCLUSIVE == 0
-                    && s & SHARED_MASK != 0
+        let ordered = rule == Rule::Ordered;
+        let take = !handoff_owned(s)
+            && (!ordered
+                || late
+                || (is_read_locked(s)
                     // SAFETY: LOCKED is held.
                     && !unsafe { self.with_waiters(|l| exclusive_ahead(l, None)) }));
         // Relaxed: as HAS_WAITERS in `queue_self`; only the word's modification order matters
@@ -160,7 +159,7 @@ impl<P: Policy> AtomicLwLock<P> {
             self.with_waiters(|l| {
                 if take {
                     l.push_after_wait_until_free(me)
-                } else if late {
+                } else if ordered && late {
                     // The bit is another's: its owner is the first waiter past the run (nobody
                     // is put in front of it), or off the list and re-queueing at the front.
                     push_behind_first_waiter(l, me)
@@ -173,11 +172,11 @@ impl<P: Policy> AtomicLwLock<P> {
         take
     }
 
-    /// The bound passed: if we are still queued, nobody owns the handoff and no exclusive waiter
-    /// is queued ahead of us (the rule in the module docs), move behind the leading
-    /// WAIT_UNTIL_FREE run and set [`HANDOFF`] (invariant 7; the [`Handoff`]
-    /// policy's timed step plus the rule).
-    pub(super) fn take_handoff_at_bound(&self, me: &Proc) -> Take {
+    /// The bound passed: if we are still queued and nobody owns the handoff (and, under
+    /// [`Rule::Ordered`], no exclusive waiter is queued ahead of us: the rule in
+    /// `adaptive_spin.rs`'s docs), move behind the leading WAIT_UNTIL_FREE run and set
+    /// [`HANDOFF`] (invariant 7).
+    pub(super) fn take_handoff_at_bound(&self, me: &Proc, rule: Rule) -> Take {
         self.wait_list_lock();
         let found = if me.lw_waiting.load(Ordering::Relaxed) != lw_waiting::WAITING {
             Take::Detached
@@ -185,7 +184,8 @@ impl<P: Policy> AtomicLwLock<P> {
             // Mutant `adaptive_handoff_past_writer` (models only): take the bit and the front
             // past an exclusive waiter queued ahead of us (a writer whose bound passed later
             // overtakes one queued earlier, without limit).
-            || (!crate::mutant!("adaptive_handoff_past_writer")
+            || (rule == Rule::Ordered
+                && !crate::mutant!("adaptive_handoff_past_writer")
                 // SAFETY: LOCKED is held.
                 && unsafe { self.with_waiters(|l| exclusive_ahead(l, Some(me))) })
         {

@@ -39,26 +39,9 @@ impl<P: Policy> AtomicLwLock<P> {
             } else {
                 self.attempt_lock(mode)
             };
-            match recheck {
-                Attempt::Acquired => {
-                    if self.dequeue_self(me) {
-                        // SAFETY: a fair unlock granted us a second shared unit (invariant 8).
-                        unsafe { self.release(Mode::Shared) };
-                    }
-                    crit.end();
-                    break;
-                }
-                Attempt::Overflow => {
-                    if self.dequeue_self(me) {
-                        // SAFETY: as above; the grant is the only unit we hold.
-                        unsafe { self.release(Mode::Shared) };
-                    }
-                    crit.end();
-                    me.repost(extra);
-                    self.shared_overflow();
-                }
-                Attempt::MustWait => {}
-            }
+            let Some(crit) = self.after_queued_recheck(me, recheck, crit, extra) else {
+                break;
+            };
             // Phase 4: sleep until woken, then compete again (no handoff).
             instructions(12); // coarse: the wait event and the sleep loop's setup
             self.stats.bump(Stat::Block, 1);
@@ -114,12 +97,10 @@ unsafe impl<P: Policy> RawLwLock for AtomicLwLock<P> {
         match self.attempt_lock(mode) {
             Attempt::Acquired => true,
             Attempt::Overflow => self.shared_overflow(),
-            // Spinning policies first spin a bounded while (never under Barging).
-            Attempt::MustWait if P::SPIN => self.acquire_adaptive(Want::of(mode)),
-            // The bounded policy's slow path (timed sleeps to notice the bound, the handoff)
-            // lives beside PostgreSQL's, which stays as it is.
+            // The drop-in policies' contended path (the spin, the handoff, the bound) lives
+            // beside PostgreSQL's, which stays as it is (never under Barging).
             Attempt::MustWait if P::HANDOFF => self
-                .acquire_ext(Want::of(mode), None)
+                .acquire_contended(Want::of(mode), None)
                 .expect("an acquire without deadline does not time out"),
             Attempt::MustWait => self.acquire_slow(mode),
         }

@@ -41,7 +41,9 @@ impl<P: Policy> AtomicLwLock<P> {
         match self.attempt(Want::Upgradable, false) {
             Attempt::Acquired => true,
             Attempt::Overflow => self.shared_overflow(),
-            Attempt::MustWait => self.acquire_ext(Want::Upgradable, None).unwrap_or(false),
+            Attempt::MustWait => self
+                .acquire_contended(Want::Upgradable, None)
+                .unwrap_or(false),
         }
     }
 

@@ -5,11 +5,14 @@
 #[allow(unused_imports)] // rustdoc links
 use super::layout::HANDOFF;
 use super::layout::{HAS_WAITERS, LOCKED, RELEASE_OK};
+use super::Attempt;
 #[allow(unused_imports)] // rustdoc links
 use super::Barging;
 use super::{AtomicLwLock, Policy};
+use crate::elog::CritSection;
 use crate::proc::{lw_mode, lw_waiting, Proc};
 use crate::proclist::ProcList;
+use crate::raw::{Mode, RawLwLock};
 
 use crate::s_lock::{SpinDelay, SpinDelayConfig};
 use crate::stats::Stat;
@@ -112,26 +115,8 @@ impl<P: Policy> AtomicLwLock<P> {
     pub(super) fn dequeue_self(&self, me: &Proc) -> bool {
         self.stats.bump(Stat::DequeueSelf, 1);
         instructions(10); // coarse: the call
-        self.wait_list_lock();
-        // Under LOCKED, a waker that detached us already set PENDING_WAKEUP (invariant 5): O(1).
-        let on_list = me.lw_waiting.load(Ordering::Relaxed) == lw_waiting::WAITING;
-        // SAFETY: LOCKED is held.
-        let empty = unsafe {
-            self.with_waiters(|l| {
-                if on_list {
-                    l.delete(me);
-                }
-                l.is_empty()
-            })
-        };
-        instructions(25); // coarse: the list deletion and the emptiness test
-        if empty && self.state.load(Ordering::Relaxed) & HAS_WAITERS != 0 {
-            self.state.fetch_and(!HAS_WAITERS, Ordering::Relaxed);
-        }
-        self.wait_list_unlock();
-        if on_list {
-            me.lw_waiting
-                .store(lw_waiting::NOT_WAITING, Ordering::Relaxed);
+                          // Under LOCKED, a waker that detached us already set PENDING_WAKEUP (invariant 5): O(1).
+        if self.unlink_self(me, false, 25) {
             false
         } else {
             // A waker detached us and inhibited wakeups on our behalf: re-enable them, then
@@ -141,6 +126,73 @@ impl<P: Policy> AtomicLwLock<P> {
             me.repost(extra);
             take_granted(me)
         }
+    }
+
+    /// [`dequeue_self`](Self::dequeue_self) after the re-check that follows queueing took the
+    /// lock (or overflowed): a shared unit that a fair unlock granted us meanwhile is given back.
+    pub(super) fn dequeue_self_returning_grant(&self, me: &Proc) {
+        if self.dequeue_self(me) {
+            // SAFETY: a fair unlock granted us this shared unit (invariant 8); besides it we
+            // hold the unit our own attempt took, or none (an overflow took none).
+            unsafe { RawLwLock::release(self, Mode::Shared) };
+        }
+    }
+
+    /// After queueing, `LWLockAcquire`'s second `LWLockAttemptLock` found `recheck`: acquired,
+    /// we leave the list ([`dequeue_self_returning_grant`](Self::dequeue_self_returning_grant)),
+    /// end `crit` and return `None`; an overflow of the shared count leaves the list and PANICs
+    /// (outside `crit`); must wait, `crit` comes back for the sleep.
+    pub(super) fn after_queued_recheck(
+        &self,
+        me: &Proc,
+        recheck: Attempt,
+        crit: CritSection,
+        extra: u32,
+    ) -> Option<CritSection> {
+        match recheck {
+            Attempt::MustWait => Some(crit),
+            Attempt::Acquired => {
+                self.dequeue_self_returning_grant(me);
+                crit.end();
+                None
+            }
+            Attempt::Overflow => {
+                self.dequeue_self_returning_grant(me);
+                crit.end();
+                me.repost(extra);
+                self.shared_overflow();
+            }
+        }
+    }
+
+    /// The unlinking of `LWLockDequeueSelf`, under the wait-list lock: if we are still WAITING
+    /// (or `force`), off the list and NOT_WAITING; `HAS_WAITERS` cleared if the list is left
+    /// empty. `cost`: the simulated instructions of the list work (0: none charged). Returns
+    /// whether we were on the list (false: a waker detached us and its post is coming).
+    pub(super) fn unlink_self(&self, me: &Proc, force: bool, cost: u32) -> bool {
+        self.wait_list_lock();
+        let on_list = force || me.lw_waiting.load(Ordering::Relaxed) == lw_waiting::WAITING;
+        // SAFETY: LOCKED is held.
+        let empty = unsafe {
+            self.with_waiters(|l| {
+                if on_list {
+                    l.delete(me);
+                }
+                l.is_empty()
+            })
+        };
+        if cost > 0 {
+            instructions(cost); // coarse: the list deletion and the emptiness test
+        }
+        if empty && self.state.load(Ordering::Relaxed) & HAS_WAITERS != 0 {
+            self.state.fetch_and(!HAS_WAITERS, Ordering::Relaxed);
+        }
+        self.wait_list_unlock();
+        if on_list {
+            me.lw_waiting
+                .store(lw_waiting::NOT_WAITING, Ordering::Relaxed);
+        }
+        on_list
     }
 
     /// Sleeps until a waker sets our `lw_waiting` to NOT_WAITING; returns the absorbed foreign

@@ -272,6 +272,12 @@ pub fn wait_word_until(word: &AtomicU32, expected: u32, deadline: u64) -> bool {
         .manual
         .load(std::sync::atomic::Ordering::Relaxed)
     {
+        if deadline >= MODEL_CLOCK_NEVER {
+            // The clock never gets there: the untimed wait (it blocks until woken, instead of
+            // returning after every yield; the same outcomes, far fewer interleavings).
+            wait_word(word, expected);
+            return false;
+        }
         if read_newest(word, !expected) != expected {
             return false;
         }
@@ -319,9 +325,21 @@ pub fn model_clock_start() {
         .store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// A deadline the manual model clock never reaches ([`advance_model_clock`] refuses it): a
+/// timed wait until it, or later, is the untimed wait. A model whose timed acquire must not time
+/// out passes it (or a later one), and the acquire runs as it would with a deadline far away.
+pub const MODEL_CLOCK_NEVER: u64 = 1 << 63;
+
 /// Moves the manual model clock to `now` (Release: what the caller did before is visible to a
 /// timed wait that sees the clock at or past its deadline).
+///
+/// # Panics
+/// If `now` is [`MODEL_CLOCK_NEVER`] or later.
 pub fn advance_model_clock(now: u64) {
+    assert!(
+        now < MODEL_CLOCK_NEVER,
+        "the manual model clock never reaches MODEL_CLOCK_NEVER"
+    );
     model_clock().now.store(now, Ordering::Release);
 }
 

@@ -7,7 +7,7 @@
 pub use super::host::{clock_nanos, instructions, touch, UnsafeCell};
 pub use super::model::{
     advance_model_clock, model_clock_start, sleep_micros, spin_loop, wait_word, wait_word_until,
-    wake_all_word, Futex,
+    wake_all_word, Futex, MODEL_CLOCK_NEVER,
 };
 
 pub use shuttle::sync::atomic::{
