@@ -15,7 +15,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use crossbeam_utils::CachePadded;
-use flexlock::{FlexLock, GroupLock, HolderServesLock, Policy};
+use flexlock::{FlexLock, GroupLock, GroupPolicy, HolderServesLock};
 use lwlock::{Mode, RawAtomicLwLock, RawLwLock};
 use std::hint::black_box;
 use std::sync::atomic::{fence, AtomicU32, Ordering};
@@ -87,7 +87,7 @@ fn steps(c: &mut Criterion) {
             black_box(head.load(Ordering::Relaxed));
         })
     });
-    let releaser = FlexLock::<RawAtomicLwLock, u64>::new(0, Policy::LastReleaser);
+    let releaser = FlexLock::<RawAtomicLwLock, u64>::new(0, GroupPolicy::LastReleaser);
     g.bench_function("flex-releaser", |b| {
         b.iter(|| releaser.group(|v| *v = black_box(*v + 1)))
     });
@@ -95,7 +95,7 @@ fn steps(c: &mut Criterion) {
     g.bench_function("flex-holder", |b| {
         b.iter(|| holder.group(|v| *v = black_box(*v + 1)))
     });
-    let leader = FlexLock::<RawAtomicLwLock, u64>::new(0, Policy::Leader);
+    let leader = FlexLock::<RawAtomicLwLock, u64>::new(0, GroupPolicy::Leader);
     g.bench_function("flex-leader", |b| {
         b.iter(|| leader.group(|v| *v = black_box(*v + 1)))
     });

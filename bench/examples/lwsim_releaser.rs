@@ -18,7 +18,7 @@ fn main() {
 
 #[cfg(lwsim)]
 fn main() {
-    use flexlock::{FlexLock, GroupLock, HolderServesLock, Policy};
+    use flexlock::{FlexLock, GroupLock, GroupPolicy, HolderServesLock};
     use lwlock::sync::lwsim::{self, Profile, SimConfig};
     use lwlock::{Mode, RawAtomicLwLock, RawLwLock};
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -72,7 +72,7 @@ fn main() {
     }
     impl Lock for FlexLock<RawAtomicLwLock, u64> {
         fn make() -> Self {
-            FlexLock::new(0, Policy::LastReleaser)
+            FlexLock::new(0, GroupPolicy::LastReleaser)
         }
         fn op(&self) {
             self.group(|v| *v += 1);

@@ -13,7 +13,7 @@
 //! the atomic LWLock, `#[inline(never)]`; `raw_*` are the wrapped lock's own pairs, for the
 //! difference.
 
-use flexlock::{ClogGroupLock, FlexLock, GroupLock, HolderServesLock, Policy};
+use flexlock::{ClogGroupLock, FlexLock, GroupLock, GroupPolicy, HolderServesLock};
 use lwlock::{Mode, RawAtomicLwLock, RawLwLock};
 use std::hint::black_box;
 
@@ -64,8 +64,8 @@ fn main() {
         .map(|a| a.parse().expect("the number of calls"))
         .unwrap_or(1000);
     let raw = RawAtomicLwLock::new();
-    let leader = Flex::new(0, Policy::Leader);
-    let releaser = Flex::new(0, Policy::LastReleaser);
+    let leader = Flex::new(0, GroupPolicy::Leader);
+    let releaser = Flex::new(0, GroupPolicy::LastReleaser);
     let serves = HolderServesLock::<RawAtomicLwLock, u64>::new(0);
     let clog = ClogGroupLock::<RawAtomicLwLock, u64>::new(0);
     for _ in 0..n {

@@ -34,7 +34,7 @@
 //! record field, stored Relaxed before the Release push and loaded Relaxed by joiners (any value it
 //! reads is safe, see the race above).
 
-use crate::group::config::{FlexConfig, Policy};
+use crate::group::config::{FlexConfig, GroupPolicy};
 use crate::group::core::Core;
 use crate::group_lock::{sealed::Sealed, GroupLock};
 use lwlock::sync::Ordering;
@@ -89,7 +89,7 @@ impl<L: RawLwLock, T> ClogGroupLock<L, T> {
             data,
             FlexConfig {
                 tranche: Tranche::XACT_SLRU,
-                ..FlexConfig::new(Policy::Leader)
+                ..FlexConfig::new(GroupPolicy::Leader)
             },
         )
     }
@@ -97,16 +97,16 @@ impl<L: RawLwLock, T> ClogGroupLock<L, T> {
     /// A lock with an explicit bound and tranche.
     ///
     /// # Panics
-    /// If `config.policy` is not [`Policy::Leader`] (the clog group update is leader-based), or
+    /// If `config.policy` is not [`GroupPolicy::Leader`] (the clog group update is leader-based), or
     /// `config.max_group` is 0.
     pub fn with_config(data: T, config: FlexConfig) -> Self {
         assert!(
-            config.policy == Policy::Leader,
-            "flexlock: ClogGroupLock supports only Policy::Leader (got {:?})",
+            config.policy == GroupPolicy::Leader,
+            "flexlock: ClogGroupLock supports only GroupPolicy::Leader (got {:?})",
             config.policy
         );
         ClogGroupLock {
-            core: Core::new(data, Policy::Leader, config.max_group, config.tranche),
+            core: Core::new(data, GroupPolicy::Leader, config.max_group, config.tranche),
         }
     }
 

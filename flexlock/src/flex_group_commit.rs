@@ -1,11 +1,11 @@
 //! The FlexLock: a lock of the [`RawLwLock`] trait with a group operation, under two policies.
 //!
-//! * [`Policy::Leader`] mirrors `ProcArrayEndTransaction` + `ProcArrayGroupClearXid` (PostgreSQL
+//! * [`GroupPolicy::Leader`] mirrors `ProcArrayEndTransaction` + `ProcArrayGroupClearXid` (PostgreSQL
 //!   9.6+, `0e141c0fbb`): try the exclusive lock conditionally; otherwise push onto the group list;
 //!   the thread that pushed onto an empty list is the leader: it takes the lock exclusively (new
 //!   members keep joining while it waits), detaches the whole list with one swap, runs every
 //!   member's operation, releases, and wakes the members.
-//! * [`Policy::LastReleaser`] mirrors the 2011 FlexLock design of ProcArrayLock (never committed;
+//! * [`GroupPolicy::LastReleaser`] mirrors the 2011 FlexLock design of ProcArrayLock (never committed;
 //!   reconstructed from its commit message): a thread that cannot get the lock exclusively queues
 //!   its operation; whoever releases the lock to free (the last shared holder, or the exclusive
 //!   holder) runs the queued operations under exclusive rights, then wakes the submitters.
@@ -91,7 +91,7 @@
 //! store-load (Dekker) barrier of invariant 2: submitter "push; fence; try-acquire" against
 //! releaser "release; fence; load head". Without them both loads could miss both stores.
 
-pub use crate::group::config::{FlexConfig, Policy, DEFAULT_MAX_GROUP};
+pub use crate::group::config::{FlexConfig, GroupPolicy, DEFAULT_MAX_GROUP};
 use crate::group::core::Core;
 pub use crate::group::guards::{FlexReadGuard, FlexWriteGuard};
 use crate::group_lock::{sealed::Sealed, GroupLock};
@@ -101,9 +101,9 @@ use lwlock::{IpcEvent, RawLwLock, Tranche, WaitEvent};
 /// [module docs](self) for the two policies. Its API is that of [`GroupLock`].
 ///
 /// ```
-/// use flexlock::{FlexLock, GroupLock, Policy};
+/// use flexlock::{FlexLock, GroupLock, GroupPolicy};
 /// use lwlock::RawAtomicLwLock;
-/// let lock = FlexLock::<RawAtomicLwLock, Vec<u32>>::new(vec![0; 4], Policy::Leader);
+/// let lock = FlexLock::<RawAtomicLwLock, Vec<u32>>::new(vec![0; 4], GroupPolicy::Leader);
 /// let old = lock.group(|v| std::mem::replace(&mut v[2], 7));
 /// assert_eq!(old, 0);
 /// assert_eq!(lock.read()[2], 7);
@@ -130,7 +130,7 @@ impl<L: RawLwLock, T> std::fmt::Debug for FlexLock<L, T> {
 
 impl<L: RawLwLock, T> FlexLock<L, T> {
     /// A lock with `policy`, [`DEFAULT_MAX_GROUP`] and tranche [`Tranche::PROC_ARRAY`].
-    pub fn new(data: T, policy: Policy) -> Self {
+    pub fn new(data: T, policy: GroupPolicy) -> Self {
         Self::with_config(data, FlexConfig::new(policy))
     }
 
@@ -145,7 +145,7 @@ impl<L: RawLwLock, T> FlexLock<L, T> {
     }
 
     /// The policy.
-    pub fn policy(&self) -> Policy {
+    pub fn policy(&self) -> GroupPolicy {
         self.core.policy()
     }
 }
@@ -167,7 +167,7 @@ impl<L: RawLwLock, T> GroupLock for FlexLock<L, T> {
     #[inline]
     fn group_keyed<R: Send>(&self, _key: u64, op: impl FnOnce(&mut T) -> R + Send) -> R {
         match self.core.policy() {
-            Policy::Leader => {
+            GroupPolicy::Leader => {
                 let event = match self.core.raw().tranche() {
                     Tranche::PROC_ARRAY => IpcEvent::ProcArrayGroupUpdate,
                     Tranche::XACT_SLRU => IpcEvent::XactGroupUpdate,
@@ -176,7 +176,7 @@ impl<L: RawLwLock, T> GroupLock for FlexLock<L, T> {
                 self.core
                     .group_leader(op, WaitEvent::ipc(event), 0, |_| true)
             }
-            Policy::LastReleaser => self.core.group_last_releaser(op),
+            GroupPolicy::LastReleaser => self.core.group_last_releaser(op),
         }
     }
 
@@ -190,7 +190,7 @@ impl<L: RawLwLock, T> GroupLock for FlexLock<L, T> {
 }
 
 /// The last-releaser FlexLock's fast variant (beyond PostgreSQL and the 2011 design): exclusive
-/// holders serve the queued operations before they release, as in [`Policy::LastReleaser`], but
+/// holders serve the queued operations before they release, as in [`GroupPolicy::LastReleaser`], but
 /// no release re-checks the queue, and shared releases do nothing extra. Its API is that of
 /// [`GroupLock`].
 ///

@@ -32,7 +32,7 @@ pub(crate) mod sealed {
 /// [`crate::ClogGroupLock`].
 ///
 /// ```
-/// use flexlock::{ClogGroupLock, FlexLock, GroupLock, HolderServesLock, Policy};
+/// use flexlock::{ClogGroupLock, FlexLock, GroupLock, HolderServesLock, GroupPolicy};
 /// use lwlock::RawAtomicLwLock;
 ///
 /// fn bump(lock: &impl GroupLock<Data = u64>) -> u64 {
@@ -41,8 +41,8 @@ pub(crate) mod sealed {
 ///         *v
 ///     })
 /// }
-/// assert_eq!(bump(&FlexLock::<RawAtomicLwLock, u64>::new(0, Policy::Leader)), 1);
-/// assert_eq!(bump(&FlexLock::<RawAtomicLwLock, u64>::new(0, Policy::LastReleaser)), 1);
+/// assert_eq!(bump(&FlexLock::<RawAtomicLwLock, u64>::new(0, GroupPolicy::Leader)), 1);
+/// assert_eq!(bump(&FlexLock::<RawAtomicLwLock, u64>::new(0, GroupPolicy::LastReleaser)), 1);
 /// assert_eq!(bump(&HolderServesLock::<RawAtomicLwLock, u64>::new(0)), 1);
 /// let clog = ClogGroupLock::<RawAtomicLwLock, u64>::new(0);
 /// assert_eq!(bump(&clog), 1);
@@ -80,7 +80,7 @@ pub trait GroupLock: sealed::Sealed {
         self.group_keyed(0, op)
     }
 
-    /// Takes the lock shared. Under the last-releaser policies ([`crate::Policy::LastReleaser`],
+    /// Takes the lock shared. Under the last-releaser policies ([`crate::GroupPolicy::LastReleaser`],
     /// [`crate::HolderServesLock`]) queued operations are applied first, so a thread must not
     /// take a second read guard of such a lock while it holds one (it may wait for its own first
     /// guard).
@@ -119,7 +119,7 @@ pub trait GroupLock: sealed::Sealed {
     /// `FaultLock`'s plan, say).
     ///
     /// Acquiring and releasing through it bypasses the policy: under
-    /// [`crate::Policy::LastReleaser`] a release through `raw()` does not run the operations
+    /// [`crate::GroupPolicy::LastReleaser`] a release through `raw()` does not run the operations
     /// queued meanwhile (the last-releaser re-check is in this crate's guards and group calls),
     /// so they wait for the next release through the group lock, which may never come; under
     /// [`crate::HolderServesLock`] they are run by their own submitters (which wait for the

@@ -2,9 +2,9 @@
 //!
 //! * [`FlexLock`]: shared and exclusive guards plus a *group operation*: hand over a closure over
 //!   the protected value, get back its result, whether this thread ran it or another did.
-//!   * [`Policy::Leader`]: an elected leader runs the group (`ProcArrayGroupClearXid`, PostgreSQL
+//!   * [`GroupPolicy::Leader`]: an elected leader runs the group (`ProcArrayGroupClearXid`, PostgreSQL
 //!     9.6+).
-//!   * [`Policy::LastReleaser`]: whoever releases the lock to free runs the queued operations (the
+//!   * [`GroupPolicy::LastReleaser`]: whoever releases the lock to free runs the queued operations (the
 //!     2011 FlexLock design of ProcArrayLock).
 //! * [`HolderServesLock`]: the last-releaser FlexLock's fast variant (beyond PostgreSQL):
 //!   exclusive holders serve the queue, unserved submitters wait for the lock themselves, and no
@@ -40,7 +40,7 @@ mod stats;
 
 pub use clog_group_update::ClogGroupLock;
 pub use flex_group_commit::{
-    FlexConfig, FlexLock, FlexReadGuard, FlexWriteGuard, HolderServesLock, Policy,
+    FlexConfig, FlexLock, FlexReadGuard, FlexWriteGuard, GroupPolicy, HolderServesLock,
     DEFAULT_MAX_GROUP,
 };
 pub use group_lock::GroupLock;

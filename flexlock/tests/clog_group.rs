@@ -135,11 +135,11 @@ fn panic_in_group_member<L: RawLwLock + 'static>() {
 }
 
 #[test]
-#[should_panic(expected = "supports only Policy::Leader")]
+#[should_panic(expected = "supports only GroupPolicy::Leader")]
 fn clog_rejects_last_releaser() {
     let _ = ClogGroupLock::<lwlock::RawAtomicLwLock, ()>::with_config(
         (),
-        flexlock::FlexConfig::new(flexlock::Policy::LastReleaser),
+        flexlock::FlexConfig::new(flexlock::GroupPolicy::LastReleaser),
     );
 }
 

@@ -18,7 +18,7 @@
 mod common;
 
 use common::watchdog;
-use flexlock::{ClogGroupLock, FlexConfig, FlexLock, GroupLock, Policy, DEFAULT_MAX_GROUP};
+use flexlock::{ClogGroupLock, FlexConfig, FlexLock, GroupLock, GroupPolicy, DEFAULT_MAX_GROUP};
 use lwlock::fault::{FaultLock, FaultPoint, InjectedFault};
 use lwlock::{RawAtomicLwLock, RawClassicLwLock, RawLwLock};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -113,9 +113,9 @@ impl<const LAST: bool, L: RawLwLock + 'static, const MG: usize> Target for Flex<
     const MAX_GROUP: usize = MG;
     fn new(n: usize) -> Self {
         let policy = if LAST {
-            Policy::LastReleaser
+            GroupPolicy::LastReleaser
         } else {
-            Policy::Leader
+            GroupPolicy::Leader
         };
         Flex(FlexLock::with_config(
             Data::new(n),
@@ -219,7 +219,7 @@ impl<const MG: usize> Target for Clog<MG> {
             FlexConfig {
                 max_group: MG,
                 tranche: lwlock::Tranche::XACT_SLRU,
-                ..FlexConfig::new(Policy::Leader)
+                ..FlexConfig::new(GroupPolicy::Leader)
             },
         ))
     }

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{me, wait_for, watchdog};
-use flexlock::{FlexConfig, FlexLock, GroupLock, Policy};
+use flexlock::{FlexConfig, FlexLock, GroupLock, GroupPolicy};
 use lwlock::RawLwLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
@@ -17,7 +17,7 @@ const OPS: usize = 60;
 /// returns (its slot, the slot's value after the bump, the total before). Every slot must end at
 /// exactly 1, the total at THREADS*OPS, and each thread must get back its own slot, value 1, and
 /// distinct totals (each op saw a different prefix of the serial order).
-fn exactly_once<L: RawLwLock + 'static>(policy: Policy, max_group: usize) {
+fn exactly_once<L: RawLwLock + 'static>(policy: GroupPolicy, max_group: usize) {
     let _w = watchdog("exactly_once", 120);
     struct Data {
         slots: Vec<u32>,
@@ -98,7 +98,7 @@ fn exactly_once<L: RawLwLock + 'static>(policy: Policy, max_group: usize) {
 
 /// Operations move `x` from `a` to `b` in two steps (a -= x; yield-ish; b += x), so a + b is
 /// constant between operations but not inside one. Readers assert the invariant throughout.
-fn readers_never_see_half_applied<L: RawLwLock + 'static>(policy: Policy) {
+fn readers_never_see_half_applied<L: RawLwLock + 'static>(policy: GroupPolicy) {
     let _w = watchdog("readers_never_see_half_applied", 120);
     const TOTAL: u64 = 1_000_000;
     struct Pair {
@@ -174,7 +174,7 @@ type Forced<L> = (
     u32,
 );
 
-fn forced_group<L: RawLwLock + 'static>(policy: Policy, panicking: &[bool]) -> Forced<L> {
+fn forced_group<L: RawLwLock + 'static>(policy: GroupPolicy, panicking: &[bool]) -> Forced<L> {
     let n = panicking.len();
     let lock = Arc::new(FlexLock::<L, Vec<u32>>::new(vec![0; n], policy));
     let guard = lock.write();
@@ -205,15 +205,15 @@ fn forced_group<L: RawLwLock + 'static>(policy: Policy, panicking: &[bool]) -> F
     (lock, results, releaser)
 }
 
-fn group_runs_everything_for_its_members<L: RawLwLock + 'static>(policy: Policy) {
+fn group_runs_everything_for_its_members<L: RawLwLock + 'static>(policy: GroupPolicy) {
     let _w = watchdog("group_runs_everything_for_its_members", 60);
     let (lock, results, releaser) = forced_group::<L>(policy, &[false, false, false, false]);
     let results: Vec<(u32, u32)> = results.into_iter().map(|r| r.unwrap()).collect();
     // Leader: the first submitter leads and runs everyone's operation. LastReleaser: the main
     // thread's release ran them all.
     let server = match policy {
-        Policy::Leader => results[0].1,
-        Policy::LastReleaser => releaser,
+        GroupPolicy::Leader => results[0].1,
+        GroupPolicy::LastReleaser => releaser,
     };
     for (ran_on, _) in &results {
         assert_eq!(*ran_on, server, "operation not run by the group's server");
@@ -223,14 +223,14 @@ fn group_runs_everything_for_its_members<L: RawLwLock + 'static>(policy: Policy)
         assert_eq!(s.groups, 1, "{s:?}");
         assert_eq!(s.max_group_size, 4, "{s:?}");
         let by_leader = match policy {
-            Policy::Leader => 3,
-            Policy::LastReleaser => 4,
+            GroupPolicy::Leader => 3,
+            GroupPolicy::LastReleaser => 4,
         };
         assert_eq!(s.ops_by_leader, by_leader, "{s:?}");
     }
 }
 
-fn panic_reaches_its_submitter<L: RawLwLock + 'static>(policy: Policy, which: usize) {
+fn panic_reaches_its_submitter<L: RawLwLock + 'static>(policy: GroupPolicy, which: usize) {
     let _w = watchdog("panic_reaches_its_submitter", 60);
     let mut panicking = [false; 4];
     panicking[which] = true;
@@ -254,7 +254,7 @@ fn panic_reaches_its_submitter<L: RawLwLock + 'static>(policy: Policy, which: us
     assert!(!lock.raw().is_locked());
 }
 
-fn direct_panic_releases<L: RawLwLock + 'static>(policy: Policy) {
+fn direct_panic_releases<L: RawLwLock + 'static>(policy: GroupPolicy) {
     let _w = watchdog("direct_panic_releases", 30);
     let lock = FlexLock::<L, u32>::new(0, policy);
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -271,13 +271,13 @@ fn direct_panic_releases<L: RawLwLock + 'static>(policy: Policy) {
     );
 }
 
-fn handover_bound<L: RawLwLock + 'static>(policy: Policy) {
+fn handover_bound<L: RawLwLock + 'static>(policy: GroupPolicy) {
     // max_group = 1 forces a handover after every operation.
     exactly_once_small::<L>(policy, 1);
     exactly_once_small::<L>(policy, 3);
 }
 
-fn exactly_once_small<L: RawLwLock + 'static>(policy: Policy, max_group: usize) {
+fn exactly_once_small<L: RawLwLock + 'static>(policy: GroupPolicy, max_group: usize) {
     let _w = watchdog("handover_bound", 60);
     let lock = Arc::new(FlexLock::<L, Vec<u32>>::with_config(
         vec![0; 16 * 40],
@@ -316,7 +316,7 @@ macro_rules! suite {
     ($m:ident, $lock:ty) => {
         mod $m {
             use super::*;
-            use flexlock::Policy::{LastReleaser, Leader};
+            use flexlock::GroupPolicy::{LastReleaser, Leader};
 
             #[test]
             fn exactly_once_leader() {

@@ -17,7 +17,7 @@
 mod common;
 
 use common::{me, wait_for, watchdog};
-use flexlock::{FlexConfig, FlexLock, GroupLock, HolderServesLock, Policy};
+use flexlock::{FlexConfig, FlexLock, GroupLock, GroupPolicy, HolderServesLock};
 use lwlock::{RawAtomicLwLock, RawClassicLwLock, RawLwLock, Tranche};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -99,7 +99,7 @@ where
     (n, h)
 }
 
-fn flex<L: RawLwLock + 'static>(policy: Policy) -> Arc<FlexLock<L, Vec<u32>>> {
+fn flex<L: RawLwLock + 'static>(policy: GroupPolicy) -> Arc<FlexLock<L, Vec<u32>>> {
     Arc::new(FlexLock::with_config(
         Vec::new(),
         FlexConfig {
@@ -132,7 +132,7 @@ fn releaser(_records: &[u32], releaser: u32) -> u32 {
 fn leader_serves_exactly_max_group_atomic() {
     serves_exactly_the_bound(
         "leader, atomic",
-        flex::<RawAtomicLwLock>(Policy::Leader),
+        flex::<RawAtomicLwLock>(GroupPolicy::Leader),
         leader,
     );
 }
@@ -141,7 +141,7 @@ fn leader_serves_exactly_max_group_atomic() {
 fn leader_serves_exactly_max_group_classic() {
     serves_exactly_the_bound(
         "leader, classic",
-        flex::<RawClassicLwLock>(Policy::Leader),
+        flex::<RawClassicLwLock>(GroupPolicy::Leader),
         leader,
     );
 }
@@ -150,7 +150,7 @@ fn leader_serves_exactly_max_group_classic() {
 fn last_releaser_serves_exactly_max_group_atomic() {
     serves_exactly_the_bound(
         "last releaser, atomic",
-        flex::<RawAtomicLwLock>(Policy::LastReleaser),
+        flex::<RawAtomicLwLock>(GroupPolicy::LastReleaser),
         releaser,
     );
 }
@@ -187,7 +187,7 @@ fn last_releaser_drainer_hands_a_late_push_over_after_its_share() {
             FlexLock::<FaultLock<RawAtomicLwLock>, Vec<u32>>::with_config(
                 Vec::new(),
                 FlexConfig {
-                    policy: Policy::LastReleaser,
+                    policy: GroupPolicy::LastReleaser,
                     max_group,
                     tranche: Tranche::PROC_ARRAY,
                 },

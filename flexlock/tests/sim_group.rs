@@ -2,7 +2,7 @@
 //! `--cfg lwsim` builds (`ci/sim.sh`).
 #![cfg(lwsim)]
 
-use flexlock::{FlexLock, GroupLock, Policy};
+use flexlock::{FlexLock, GroupLock, GroupPolicy};
 use lwlock::sync::lwsim::{self, Profile, SimConfig};
 use lwlock::{AcquireOrWait, Mode, RawAtomicLwLock, RawLwLock, Tranche};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -64,7 +64,7 @@ fn leader_group_of_k_costs_one_exclusive_acquisition() {
         let out = Arc::new(AtomicU64::new(0));
         let o = out.clone();
         let r = lwsim::run(SimConfig::new(p, k as usize + 1), move || {
-            let flex = Arc::new(FlexLock::<Counting, u64>::new(0, Policy::Leader));
+            let flex = Arc::new(FlexLock::<Counting, u64>::new(0, GroupPolicy::Leader));
             let f = flex.clone();
             // The holder: takes the lock at t = 0 and keeps it 100 us.
             let holder = lwlock::sync::thread::spawn(move || {

@@ -1,6 +1,6 @@
 //! Regression tests for unwinds in the middle of a group protocol: each reproduces one bug found
-//! in review (a use-after-free under `Policy::LastReleaser`, a stranded group under
-//! `Policy::Leader`, members left asleep by a release that unwinds) with a lock that panics at a
+//! in review (a use-after-free under `GroupPolicy::LastReleaser`, a stranded group under
+//! `GroupPolicy::Leader`, members left asleep by a release that unwinds) with a lock that panics at a
 //! chosen call ([`lwlock::fault::FaultLock`]), deterministically, and checks the fixed behaviour:
 //! the protocol completes for everyone else, the thread whose lock call unwound gets that panic,
 //! no operation runs twice, and the lock works afterwards.
@@ -8,7 +8,7 @@
 mod common;
 
 use common::{wait_for, wait_up_to, watchdog};
-use flexlock::{ClogGroupLock, FlexLock, GroupLock, Policy};
+use flexlock::{ClogGroupLock, FlexLock, GroupLock, GroupPolicy};
 use lwlock::fault::{FaultLock, FaultPoint, InjectedFault};
 use lwlock::{Proc, RawAtomicLwLock, RawClassicLwLock, RawLwLock};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -40,7 +40,7 @@ fn last_releaser_recheck_unwind_does_not_free_a_queued_op() {
     let _w = watchdog("last_releaser_recheck_unwind", 60);
     let lock = Arc::new(FlexLock::<Faulty, Vec<u32>>::new(
         vec![0],
-        Policy::LastReleaser,
+        GroupPolicy::LastReleaser,
     ));
     let held = lock.write();
     // Conditional call 1: the submitter's direct attempt (fails, the lock is held). Call 2: the
@@ -82,7 +82,7 @@ fn leader_acquire_unwind_hands_the_group_over() {
     let _w = watchdog("leader_acquire_unwind", 60);
     let lock = Arc::new(FlexLock::<Faulty, Vec<u32>>::new(
         vec![0, 0],
-        Policy::Leader,
+        GroupPolicy::Leader,
     ));
     let held = lock.write(); // acquire call 1
     let weak = Arc::downgrade(&lock);
@@ -130,7 +130,7 @@ fn leader_release_unwind_still_wakes_the_members() {
     let _w = watchdog("leader_release_unwind", 60);
     let lock = Arc::new(FlexLock::<Faulty, Vec<u32>>::new(
         vec![0, 0],
-        Policy::Leader,
+        GroupPolicy::Leader,
     ));
     let held = lock.write();
     // Release call 1 is `held`'s; call 2 is the leader's, after serving the group.
@@ -170,7 +170,7 @@ fn last_releaser_drain_release_unwind_still_wakes_the_submitter() {
     let _w = watchdog("last_releaser_drain_release_unwind", 60);
     let lock = Arc::new(FlexLock::<Faulty, Vec<u32>>::new(
         vec![0],
-        Policy::LastReleaser,
+        GroupPolicy::LastReleaser,
     ));
     let held = lock.write();
     lock.raw().arm(FaultPoint::Release, 1);
@@ -266,7 +266,7 @@ fn classic_contended_first_use_registration_failure_leaves_the_lock_usable() {
 /// built, and dropped, even when the shared acquire failed, corrupting the lock's state).
 #[test]
 fn failed_try_read_releases_nothing() {
-    for policy in [Policy::Leader, Policy::LastReleaser] {
+    for policy in [GroupPolicy::Leader, GroupPolicy::LastReleaser] {
         let lock = FlexLock::<RawAtomicLwLock, u32>::new(0, policy);
         let w = lock.write();
         assert!(lock.try_read().is_none());
@@ -295,7 +295,7 @@ fn spawn_numbered<R: Send + 'static>(
     (rx.recv().unwrap(), h)
 }
 
-fn bounded(policy: Policy, max_group: usize) -> flexlock::FlexConfig {
+fn bounded(policy: GroupPolicy, max_group: usize) -> flexlock::FlexConfig {
     flexlock::FlexConfig {
         max_group,
         ..flexlock::FlexConfig::new(policy)
@@ -310,7 +310,7 @@ fn bounded(policy: Policy, max_group: usize) -> flexlock::FlexConfig {
 fn handover_target_acquire_unwind_hands_the_rest_on() {
     let _w = watchdog("handover_target_acquire_unwind", 120);
     lwlock::fault::quiet_injected_panics();
-    for policy in [Policy::Leader, Policy::LastReleaser] {
+    for policy in [GroupPolicy::Leader, GroupPolicy::LastReleaser] {
         for members in [2usize, 3] {
             let lock = Arc::new(FlexLock::<Faulty, Vec<u32>>::with_config(
                 vec![0; members],
@@ -319,7 +319,7 @@ fn handover_target_acquire_unwind_hands_the_rest_on() {
             let held = lock.write(); // acquire call 1
                                      // Leader: call 2 is the leader's own acquire, call 3 the handover target's.
                                      // LastReleaser: the holder's release drains; call 2 is the handover target's.
-            let target_call = if policy == Policy::Leader { 3 } else { 2 };
+            let target_call = if policy == GroupPolicy::Leader { 3 } else { 2 };
             lock.raw().arm(FaultPoint::Acquire, target_call);
             let mut handles = Vec::new();
             let mut last = None;
@@ -329,7 +329,7 @@ fn handover_target_acquire_unwind_hands_the_rest_on() {
                     catch_unwind(AssertUnwindSafe(|| l.group(move |v| v[i] += 1)))
                 });
                 wait_for("the member to be queued", || lock.group_head() == Some(n));
-                if policy == Policy::LastReleaser {
+                if policy == GroupPolicy::LastReleaser {
                     // Its re-check must have failed against `held` before the next one queues.
                     let want = 2 * (i as u64 + 1);
                     wait_for("the re-check", || {
@@ -398,7 +398,7 @@ fn handover_target_acquire_unwind_finds_a_late_push() {
     lwlock::fault::quiet_injected_panics();
     let lock = Arc::new(FlexLock::<Faulty, Vec<u32>>::with_config(
         vec![0; 3],
-        bounded(Policy::LastReleaser, 1),
+        bounded(GroupPolicy::LastReleaser, 1),
     ));
     let held = lock.write(); // acquire call 1
     lock.raw().arm(FaultPoint::Acquire, 2); // the handover target's

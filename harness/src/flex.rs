@@ -1,9 +1,9 @@
 //! Registry adapters for the group-commit locks of the `flexlock` crate.
 //!
-//! * `flex-leader`: `FlexLock` with `Policy::Leader`: a submitter that cannot take the lock at once
+//! * `flex-leader`: `FlexLock` with `GroupPolicy::Leader`: a submitter that cannot take the lock at once
 //!   queues its operation; the first one to queue becomes the leader, takes the lock exclusively
 //!   and runs the whole group (ProcArrayGroupClearXid, PostgreSQL 9.6+).
-//! * `flex-releaser`: `FlexLock` with `Policy::LastReleaser`: queued operations are run by the
+//! * `flex-releaser`: `FlexLock` with `GroupPolicy::LastReleaser`: queued operations are run by the
 //!   thread that releases the lock last (the FlexLock design of Robert Haas, 2011).
 //! * `flex-holder`: `HolderServesLock`, the last releaser's fast variant: exclusive holders serve
 //!   the queue, unserved submitters wait for the lock themselves.
@@ -18,7 +18,7 @@
 
 use crate::locks::{BenchLock, LockCounters, LockFamily};
 use flexlock::{
-    ClogGroupLock, FlexConfig, FlexLock, GroupLock, GroupStats, HolderServesLock, Policy,
+    ClogGroupLock, FlexConfig, FlexLock, GroupLock, GroupPolicy, GroupStats, HolderServesLock,
     DEFAULT_MAX_GROUP,
 };
 use lwlock::{RawAtomicLwLock, RawClassicLwLock, RawLwLock, Tranche};
@@ -117,9 +117,9 @@ impl<const LEADER: bool, L: RawLwLock + std::fmt::Debug + 'static> GroupFamily
     type Group<T: Send + Sync + 'static> = FlexLock<L, T>;
     fn build<T: Send + Sync + 'static>(data: T, tranche: Tranche) -> Self::Group<T> {
         let policy = if LEADER {
-            Policy::Leader
+            GroupPolicy::Leader
         } else {
-            Policy::LastReleaser
+            GroupPolicy::LastReleaser
         };
         FlexLock::with_config(
             data,
@@ -154,7 +154,7 @@ impl GroupFamily for ClogGroupFamily {
             data,
             FlexConfig {
                 tranche,
-                ..FlexConfig::new(Policy::Leader)
+                ..FlexConfig::new(GroupPolicy::Leader)
             },
         )
     }

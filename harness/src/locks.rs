@@ -159,7 +159,7 @@ pub trait TortureVisitor {
     /// guards.
     fn flex<L: RawLwLock + 'static>(
         self,
-        policy: flexlock::Policy,
+        policy: flexlock::GroupPolicy,
         max_group: usize,
     ) -> Self::Output;
     /// `flexlock::HolderServesLock` over `L` with group bound `max_group`.

@@ -20,7 +20,7 @@ use crate::flex::{
     FlexReleaserClassicFamily, FlexReleaserFamily,
 };
 use crate::locks::{BrokenLock, LockFamily, RawFamily, SplitFamily, StdFamily, TortureVisitor};
-use flexlock::{Policy, DEFAULT_MAX_GROUP};
+use flexlock::{GroupPolicy, DEFAULT_MAX_GROUP};
 use lwlock::{RawAtomicLwLock, RawClassicLwLock};
 use std::any::{Any, TypeId};
 
@@ -200,11 +200,11 @@ registry! {
         torture_desc: "lwlock::ClassicRwLock<T> guards",
         "the drop-in lwlock::ClassicRwLock, through its guards";
     FlexLeader => "flex-leader", family: [FlexLeaderFamily], project: true, applies: All,
-        torture(v): v.flex::<RawAtomicLwLock>(Policy::Leader, TORTURE_SMALL_GROUP),
+        torture(v): v.flex::<RawAtomicLwLock>(GroupPolicy::Leader, TORTURE_SMALL_GROUP),
         torture_all: true, torture_desc: "FlexLock<atomic> Leader, group bound 2",
         "FlexLock, group run by an elected leader (ProcArrayGroupClearXid)";
     FlexReleaser => "flex-releaser", family: [FlexReleaserFamily], project: true, applies: All,
-        torture(v): v.flex::<RawAtomicLwLock>(Policy::LastReleaser, TORTURE_SMALL_GROUP),
+        torture(v): v.flex::<RawAtomicLwLock>(GroupPolicy::LastReleaser, TORTURE_SMALL_GROUP),
         torture_all: true, torture_desc: "FlexLock<atomic> LastReleaser, group bound 2",
         "FlexLock, group run by the last releaser (Haas 2011)";
     FlexHolder => "flex-holder", family: [FlexHolderFamily], project: true, applies: All,
@@ -213,12 +213,12 @@ registry! {
         "FlexLock variant: holders serve the queue, waiters wait in the lock (beyond PG)";
     FlexLeaderClassic => "flex-leader-classic", family: [FlexLeaderClassicFamily], project: true,
         applies: Explicit,
-        torture(v): v.flex::<RawClassicLwLock>(Policy::Leader, DEFAULT_MAX_GROUP),
+        torture(v): v.flex::<RawClassicLwLock>(GroupPolicy::Leader, DEFAULT_MAX_GROUP),
         torture_all: true, torture_desc: "FlexLock<classic> Leader, group bound 64",
         "FlexLock over the classic LWLock (9.2, as the 2011 patch), elected leader";
     FlexReleaserClassic => "flex-releaser-classic", family: [FlexReleaserClassicFamily],
         project: true, applies: Explicit,
-        torture(v): v.flex::<RawClassicLwLock>(Policy::LastReleaser, DEFAULT_MAX_GROUP),
+        torture(v): v.flex::<RawClassicLwLock>(GroupPolicy::LastReleaser, DEFAULT_MAX_GROUP),
         torture_all: true, torture_desc: "FlexLock<classic> LastReleaser, group bound 64",
         "FlexLock over the classic LWLock (9.2, as the 2011 patch), last releaser";
     GroupClear => "group-clear",

@@ -11,7 +11,7 @@
 //! member when the wrapped lock unwinds (flexlock's "Unwinding" table).
 #![cfg(loom)]
 
-use flexlock::{ClogGroupLock, FlexLock, GroupLock, Policy};
+use flexlock::{ClogGroupLock, FlexLock, GroupLock, GroupPolicy};
 use lwlock::fault::{quiet_injected_panics, FaultLock, FaultPoint, InjectedFault};
 use lwlock::sync::{thread, Ordering};
 use lwlock::{Proc, RawAtomicLwLock, RawLwLock};
@@ -82,7 +82,7 @@ fn finish(lock: &Flex, submitters: usize, writes: u64) {
 /// under the leader policy leads), and the first may join its group after releasing. Without
 /// the initial hold a group of two cannot form with two threads (a member only queues while
 /// someone else holds the lock).
-fn two_submitters(policy: Policy) {
+fn two_submitters(policy: GroupPolicy) {
     let lock = Arc::new(Flex::new(Data::default(), policy));
     let mut g = lock.write();
     g.a += 1;
@@ -95,7 +95,7 @@ fn two_submitters(policy: Policy) {
     finish(&lock, 2, 1);
 }
 
-fn two_submitters_and(policy: Policy, other: fn(&Flex), writes: u64) {
+fn two_submitters_and(policy: GroupPolicy, other: fn(&Flex), writes: u64) {
     let lock = Arc::new(Flex::new(Data::default(), policy));
     let (l1, l2) = (lock.clone(), lock.clone());
     let a = thread::spawn(move || submit(&l1, 1));
@@ -106,7 +106,7 @@ fn two_submitters_and(policy: Policy, other: fn(&Flex), writes: u64) {
     finish(&lock, 2, writes);
 }
 
-fn writer_and_submitter(policy: Policy) {
+fn writer_and_submitter(policy: GroupPolicy) {
     let lock = Arc::new(Flex::new(Data::default(), policy));
     let l = lock.clone();
     let t = thread::spawn(move || write(&l));
@@ -117,27 +117,27 @@ fn writer_and_submitter(policy: Policy) {
 
 models::loom_model! {
     /// Leader policy, two submitters: each op runs once, each gets its own result, none returns early.
-    flex_leader2, threads: 2, bound: Some(4), || two_submitters(Policy::Leader)
+    flex_leader2, threads: 2, bound: Some(4), || two_submitters(GroupPolicy::Leader)
 }
 
 models::loom_model! {
     /// Leader policy, two submitters and a reader: the reader never overlaps a group.
-    flex_leader_reader3, threads: 3, bound: Some(3), || two_submitters_and(Policy::Leader, read, 0)
+    flex_leader_reader3, threads: 3, bound: Some(3), || two_submitters_and(GroupPolicy::Leader, read, 0)
 }
 
 models::loom_model! {
     /// Last-releaser policy, two submitters: no operation is stranded (the queue-then-recheck).
-    flex_last_releaser2, threads: 2, bound: Some(4), || two_submitters(Policy::LastReleaser)
+    flex_last_releaser2, threads: 2, bound: Some(4), || two_submitters(GroupPolicy::LastReleaser)
 }
 
 models::loom_model! {
     /// Last-releaser policy, a writer and a submitter: the writer's release runs the queued op.
-    flex_last_releaser_writer2, threads: 2, bound: Some(4), || writer_and_submitter(Policy::LastReleaser)
+    flex_last_releaser_writer2, threads: 2, bound: Some(4), || writer_and_submitter(GroupPolicy::LastReleaser)
 }
 
 models::loom_model! {
     /// Last-releaser policy, two submitters and a writer: every op runs exactly once, none stranded.
-    flex_last_releaser_writer3, threads: 3, bound: Some(2), || two_submitters_and(Policy::LastReleaser, write, 1)
+    flex_last_releaser_writer3, threads: 3, bound: Some(2), || two_submitters_and(GroupPolicy::LastReleaser, write, 1)
 }
 
 /// CLOG group update: an operation on page `key` is only ever run by its own thread or by a
@@ -193,12 +193,12 @@ fn with_spins(spins: u32, body: impl FnOnce()) {
 
 models::loom_model! {
     /// Leader policy, members spin once: the member sleeps on its semaphore and the leader's post wakes it.
-    flex_leader_sleep2, threads: 2, bound: Some(4), || with_spins(1, || two_submitters(Policy::Leader))
+    flex_leader_sleep2, threads: 2, bound: Some(4), || with_spins(1, || two_submitters(GroupPolicy::Leader))
 }
 
 models::loom_model! {
     /// Last-releaser policy, members spin once: a queued submitter sleeps and its server's post wakes it.
-    flex_last_releaser_sleep2, threads: 2, bound: Some(4), || with_spins(1, || two_submitters(Policy::LastReleaser))
+    flex_last_releaser_sleep2, threads: 2, bound: Some(4), || with_spins(1, || two_submitters(GroupPolicy::LastReleaser))
 }
 
 /// Last-releaser policy: a shared reader holds the lock when a submitter arrives; the submitter
@@ -206,7 +206,7 @@ models::loom_model! {
 /// releaser* that must run the queued operation (its release, fence, load of the queue head
 /// against the submitter's push, fence, re-check). Members spin once, so the submitter sleeps.
 fn reader_and_submitter() {
-    let lock = Arc::new(Flex::new(Data::default(), Policy::LastReleaser));
+    let lock = Arc::new(Flex::new(Data::default(), GroupPolicy::LastReleaser));
     let g = lock.read();
     let l = lock.clone();
     let t = thread::spawn(move || submit(&l, 0));
@@ -258,7 +258,7 @@ fn await_model(mut cond: impl FnMut() -> bool) {
 /// leader is still in the wake pass that released it. Whatever the first leader does to thread
 /// 1's record after releasing it must not touch the new push (its group link).
 fn repush3() {
-    let lock = Arc::new(Flex::new(Data::default(), Policy::Leader));
+    let lock = Arc::new(Flex::new(Data::default(), GroupPolicy::Leader));
     let g = lock.write();
     let slot = |n: &std::sync::Arc<lwlock::sync::AtomicU32>| n.load(Ordering::SeqCst);
     let (s1, s2) = (
@@ -305,7 +305,7 @@ models::loom_model! {
 /// drainer holds) and only the drainer's post-release load of the head can find it. Members
 /// spin once, so a stranded submitter sleeps and the model reports a deadlock.
 fn drainer_and_late_submitter() {
-    let lock = Arc::new(Flex::new(Data::default(), Policy::LastReleaser));
+    let lock = Arc::new(Flex::new(Data::default(), GroupPolicy::LastReleaser));
     let g = lock.write();
     let l0 = lock.clone();
     let a = thread::spawn(move || submit(&l0, 0));
@@ -342,7 +342,7 @@ static SERVED_WITH_FOREIGN_POST: AtomicUsize = AtomicUsize::new(0);
 /// post is accounted for (the foreign one re-posted if absorbed, the leader's consumed or left
 /// over: one post on the record at the end).
 fn member_with_foreign_post() {
-    let lock = Arc::new(Flex::new(Data::default(), Policy::Leader));
+    let lock = Arc::new(Flex::new(Data::default(), GroupPolicy::Leader));
     let mut g = lock.write();
     g.a += 1;
     g.b += 1;
@@ -516,7 +516,7 @@ static QUEUED_BEHIND_FAULTING_LEADER: AtomicUsize = AtomicUsize::new(0);
 /// operation not run and its record reset; the other's operation ran exactly once and it got its
 /// own result; the lock is free and works afterwards.
 fn leader_acquire_unwinds() {
-    let lock = Arc::new(Faulty::new(Data::default(), Policy::Leader));
+    let lock = Arc::new(Faulty::new(Data::default(), GroupPolicy::Leader));
     let g = lock.write();
     let weak = Arc::downgrade(&lock);
     lock.raw().arm_with(FaultPoint::Acquire, 2, move || {
@@ -594,7 +594,7 @@ static RELEASE_FAULT_WITH_MEMBER: AtomicUsize = AtomicUsize::new(0);
 /// works. The interleaving of interest (the leader served the main thread, then its release
 /// unwound: the member must still be woken) is counted and required to happen.
 fn leader_release_unwinds() {
-    let lock = Arc::new(Faulty::new(Data::default(), Policy::Leader));
+    let lock = Arc::new(Faulty::new(Data::default(), GroupPolicy::Leader));
     let g = lock.write();
     lock.raw().arm(FaultPoint::Release, 2);
     let l = lock.clone();
@@ -671,7 +671,7 @@ static RECHECK_FAULT_SELF: AtomicUsize = AtomicUsize::new(0);
 /// re-check unwound gets the panic only after its operation ran, and its record is clean; the
 /// lock is free and works.
 fn last_releaser_recheck_unwinds() {
-    let lock = Arc::new(Faulty::new(Data::default(), Policy::LastReleaser));
+    let lock = Arc::new(Faulty::new(Data::default(), GroupPolicy::LastReleaser));
     let g = lock.write();
     lock.raw().arm(FaultPoint::ConditionalAcquire, 2);
     let l = lock.clone();

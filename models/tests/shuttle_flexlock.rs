@@ -2,7 +2,7 @@
 //! (both policies) and a CLOG group lock, long operation sequences under the PCT scheduler.
 #![cfg(shuttle)]
 
-use flexlock::{ClogGroupLock, FlexLock, GroupLock, Policy};
+use flexlock::{ClogGroupLock, FlexLock, GroupLock, GroupPolicy};
 use lwlock::sync::thread;
 use lwlock::RawAtomicLwLock;
 use models::Model;
@@ -21,7 +21,7 @@ struct Data {
 
 /// `threads` threads × `ops` operations: group operations (most), readers and writers. Every
 /// group operation runs once and returns its own result; readers never see a half-applied group.
-fn flex_workload(policy: Policy, threads: usize, ops: u64) {
+fn flex_workload(policy: GroupPolicy, threads: usize, ops: u64) {
     let lock = Arc::new(FlexLock::<RawAtomicLwLock, Data>::new(
         Data::default(),
         policy,
@@ -127,12 +127,12 @@ macro_rules! shuttle_model {
 
 shuttle_model! {
     /// FlexLock leader policy, 6 threads × 16 ops (group, read, write): ops once, own results, whole groups.
-    flex_leader, threads: 6, || flex_workload(Policy::Leader, 6, 16)
+    flex_leader, threads: 6, || flex_workload(GroupPolicy::Leader, 6, 16)
 }
 
 shuttle_model! {
     /// FlexLock last-releaser policy, 6 threads × 16 ops: no stranded op, ops once, whole groups.
-    flex_last_releaser, threads: 6, || flex_workload(Policy::LastReleaser, 6, 16)
+    flex_last_releaser, threads: 6, || flex_workload(GroupPolicy::LastReleaser, 6, 16)
 }
 
 shuttle_model! {

@@ -460,7 +460,7 @@ pub(crate) struct MakeTarget {
 impl MakeTarget {
     pub(crate) fn flex_config(
         self,
-        policy: flexlock::Policy,
+        policy: flexlock::GroupPolicy,
         max_group: usize,
     ) -> flexlock::FlexConfig {
         flexlock::FlexConfig {
@@ -499,7 +499,7 @@ impl TortureVisitor for MakeTarget {
 
     fn flex<L: RawLwLock + 'static>(
         self,
-        policy: flexlock::Policy,
+        policy: flexlock::GroupPolicy,
         max_group: usize,
     ) -> Box<dyn Target> {
         Box::new(GroupTarget::unkeyed(
@@ -524,7 +524,7 @@ impl TortureVisitor for MakeTarget {
         Box::new(GroupTarget::keyed(
             flexlock::ClogGroupLock::<L, _>::with_config(
                 Plain::default(),
-                self.flex_config(flexlock::Policy::Leader, max_group),
+                self.flex_config(flexlock::GroupPolicy::Leader, max_group),
             ),
         ))
     }

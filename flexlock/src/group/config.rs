@@ -16,7 +16,7 @@ pub const DEFAULT_MAX_GROUP: usize = 64;
 
 /// How a FlexLock runs operations it cannot run at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Policy {
+pub enum GroupPolicy {
     /// An elected leader takes the lock and runs the group (`ProcArrayGroupClearXid`, 9.6+).
     Leader,
     /// Whoever releases the lock to free runs the queued operations (the 2011 FlexLock).
@@ -28,7 +28,7 @@ pub enum Policy {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FlexConfig {
     /// The policy.
-    pub policy: Policy,
+    pub policy: GroupPolicy,
     /// The bound *h* on operations one server runs per exclusive hold before handing the rest of
     /// its chain over (at least 1).
     pub max_group: usize,
@@ -38,7 +38,7 @@ pub struct FlexConfig {
 
 impl FlexConfig {
     /// `policy` with [`DEFAULT_MAX_GROUP`] and [`Tranche::PROC_ARRAY`].
-    pub const fn new(policy: Policy) -> Self {
+    pub const fn new(policy: GroupPolicy) -> Self {
         FlexConfig {
             policy,
             max_group: DEFAULT_MAX_GROUP,
@@ -49,6 +49,6 @@ impl FlexConfig {
 
 impl Default for FlexConfig {
     fn default() -> Self {
-        Self::new(Policy::Leader)
+        Self::new(GroupPolicy::Leader)
     }
 }

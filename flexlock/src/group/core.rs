@@ -12,7 +12,7 @@
 //! module docs, "Unwinding"); a conditional acquire owed to queued operations is retried once
 //! ([`Core::try_exclusive_owed`]).
 
-use super::config::Policy;
+use super::config::GroupPolicy;
 use crate::group_list::GroupList;
 use crate::op::Payload;
 use crate::stats::{Counters, GroupStats, Stat};
@@ -72,7 +72,7 @@ pub(super) enum Mine {
 pub struct Core<L, T> {
     pub(super) raw: L,
     pub(super) list: GroupList,
-    pub(super) policy: Policy,
+    pub(super) policy: GroupPolicy,
     /// The holder-serves variant ([`crate::HolderServesLock`]): `policy` is `LastReleaser`
     /// (queue, new readers drain first, exclusive releasers drain while holding) but no release
     /// re-checks the queue; unserved submitters wait for the lock in `L`'s own queue instead.
@@ -94,7 +94,7 @@ impl<L: RawLwLock, T> std::fmt::Debug for Core<L, T> {
 }
 
 impl<L: RawLwLock, T> Core<L, T> {
-    pub(crate) fn new(data: T, policy: Policy, max_group: usize, tranche: Tranche) -> Self {
+    pub(crate) fn new(data: T, policy: GroupPolicy, max_group: usize, tranche: Tranche) -> Self {
         assert!(max_group >= 1, "flexlock: max_group must be at least 1");
         Core {
             raw: L::with_tranche(tranche),
@@ -111,7 +111,7 @@ impl<L: RawLwLock, T> Core<L, T> {
     pub(crate) fn new_holder_serves(data: T, max_group: usize, tranche: Tranche) -> Self {
         Core {
             holder_serves: true,
-            ..Self::new(data, Policy::LastReleaser, max_group, tranche)
+            ..Self::new(data, GroupPolicy::LastReleaser, max_group, tranche)
         }
     }
 
@@ -186,7 +186,7 @@ impl<L: RawLwLock, T> Core<L, T> {
     }
 
     /// The policy (`LastReleaser` for the holder-serves variant too).
-    pub(crate) fn policy(&self) -> Policy {
+    pub(crate) fn policy(&self) -> GroupPolicy {
         self.policy
     }
 

@@ -13,7 +13,7 @@
 //! protects, and, under the last-releaser policies, the 2011 FlexLock design's rule that "the
 //! final releaser applies all pending clears before anyone can take a new snapshot".
 
-use super::config::Policy;
+use super::config::GroupPolicy;
 use super::core::{Core, Deferred, Mine};
 use crate::stats::Stat;
 use lwlock::sync::instructions;
@@ -25,7 +25,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 impl<L: RawLwLock, T> Core<L, T> {
     pub(crate) fn read(&self) -> FlexReadGuard<'_, L, T> {
         instructions(10); // the call and the policy test
-        if self.policy == Policy::LastReleaser && self.list.head() != INVALID_PROC {
+        if self.policy == GroupPolicy::LastReleaser && self.list.head() != INVALID_PROC {
             // Queued operations go before a new reader (the 2011 design): drain them first.
             drop(self.write());
         }
@@ -37,7 +37,7 @@ impl<L: RawLwLock, T> Core<L, T> {
     }
 
     pub(crate) fn try_read(&self) -> Option<FlexReadGuard<'_, L, T>> {
-        if self.policy == Policy::LastReleaser && self.list.head() != INVALID_PROC {
+        if self.policy == GroupPolicy::LastReleaser && self.list.head() != INVALID_PROC {
             return None;
         }
         // Not `then_some`: its argument, a guard, would be built (and dropped, releasing a hold
@@ -80,7 +80,8 @@ impl<L: RawLwLock, T> Core<L, T> {
         // Holder-serves with an empty queue (the uncontended case): a plain release; the
         // drain's load of the head is this one.
         instructions(9); // the guard's drop and the policy tests
-        if self.policy == Policy::Leader || (self.holder_serves && self.list.head() == INVALID_PROC)
+        if self.policy == GroupPolicy::Leader
+            || (self.holder_serves && self.list.head() == INVALID_PROC)
         {
             if self.holder_serves {
                 instructions(4);
@@ -135,8 +136,8 @@ impl<L: RawLwLock, T> Core<L, T> {
     #[inline(never)]
     unsafe fn release_exclusive_drain(&self) {
         match self.policy {
-            Policy::Leader => unreachable!("flexlock: the leader policy releases plainly"),
-            Policy::LastReleaser => {
+            GroupPolicy::Leader => unreachable!("flexlock: the leader policy releases plainly"),
+            GroupPolicy::LastReleaser => {
                 let mut deferred = Deferred::default();
                 // SAFETY: the caller holds it exclusively; a thread releasing a guard is not on the
                 // queue (it is not inside `group`), so its own operation cannot be met.
@@ -163,12 +164,12 @@ impl<L: RawLwLock, T> Core<L, T> {
         // lock in `L`'s own queue, which `L`'s release wakes), so it is a plain release.
         instructions(14); // the guard's drop, the policy tests, the deferred panic's slot
         let policy = if self.holder_serves {
-            Policy::Leader
+            GroupPolicy::Leader
         } else {
             self.policy
         };
         match policy {
-            Policy::Leader => {
+            GroupPolicy::Leader => {
                 let mut deferred = Deferred::default();
                 // SAFETY: the caller holds it shared (caught as in `release_exclusive`).
                 if let Err(p) = catch_unwind(AssertUnwindSafe(|| unsafe {
@@ -178,7 +179,7 @@ impl<L: RawLwLock, T> Core<L, T> {
                 }
                 deferred.raise();
             }
-            Policy::LastReleaser => {
+            GroupPolicy::LastReleaser => {
                 let mut deferred = Deferred::default();
                 // SAFETY: the caller holds it shared. An unwinding release gave the hold up
                 // (trait rule), so the re-check below is still owed to queued submitters.

@@ -1,4 +1,4 @@
-//! The last releaser: [`crate::Policy::LastReleaser`] of [`crate::FlexLock`], the submitter
+//! The last releaser: [`crate::GroupPolicy::LastReleaser`] of [`crate::FlexLock`], the submitter
 //! half; the releaser half is the drain (`drain.rs`) that every release through the lock runs.
 //!
 //! Mirrors the 2011 FlexLock design of ProcArrayLock (never committed;

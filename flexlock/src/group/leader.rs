@@ -1,4 +1,4 @@
-//! The elected leader: [`crate::Policy::Leader`] of [`crate::FlexLock`], and the keyed group of
+//! The elected leader: [`crate::GroupPolicy::Leader`] of [`crate::FlexLock`], and the keyed group of
 //! [`crate::ClogGroupLock`].
 //!
 //! Mirrors `ProcArrayEndTransaction` + `ProcArrayGroupClearXid` (`procarray.c`, PostgreSQL
