@@ -271,7 +271,8 @@ fn merge_refuses_an_incomplete_shard_and_a_killed_one_leaves_no_file_half_writte
 }
 
 /// The fields of `meta.json` that describe the run rather than the result (the guide lists
-/// them); the host's are equal here, where every run is on one machine.
+/// them); the host's are equal here, where every run is on one machine; the working tree's
+/// state (`git_commit`, `git_dirty`, as `git` reads it at the start) may change between runs.
 #[cfg(lwsim)]
 const RUN_FIELDS: &[&[&str]] = &[
     &["command_line"],
@@ -281,6 +282,8 @@ const RUN_FIELDS: &[&[&str]] = &[
     &["sim", "real_s"],
     &["sim", "median_events_per_real_s"],
     &["shards"],
+    &["git_commit"],
+    &["git_dirty"],
 ];
 
 #[cfg(lwsim)]

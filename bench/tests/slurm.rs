@@ -10,7 +10,10 @@ mod common;
 #[test]
 fn a_slurm_array_and_its_merge_write_the_files_of_one_run() {
     let _w = common::watchdog("slurm", 300);
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/cluster/slurm/local-slurm-test.sh");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/cluster/slurm/local-slurm-test.sh"
+    );
     let o = std::process::Command::new(script)
         .arg(env!("CARGO_BIN_EXE_lwbench"))
         .output()
@@ -18,7 +21,10 @@ fn a_slurm_array_and_its_merge_write_the_files_of_one_run() {
     let out = String::from_utf8_lossy(&o.stdout);
     let err = String::from_utf8_lossy(&o.stderr);
     println!("{out}");
-    assert!(o.status.success(), "local-slurm-test.sh failed:\n{out}\n{err}");
+    assert!(
+        o.status.success(),
+        "local-slurm-test.sh failed:\n{out}\n{err}"
+    );
     assert!(
         out.starts_with("skipped: ") || out.contains("ok: the merge of 4 Slurm array tasks"),
         "{out}"

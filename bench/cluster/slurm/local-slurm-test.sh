@@ -14,6 +14,10 @@
 #
 # Usage: bench/cluster/slurm/local-slurm-test.sh LWBENCH
 #   LWBENCH: a lwbench built with the simulator backend (--cfg lwsim).
+# Or:    bench/cluster/slurm/local-slurm-test.sh LWBENCH --timing 1,2,4 -- SWEEP-ARGS
+#   runs SWEEP-ARGS at each number of shards (the machine's CPUs divided among them, at least
+#   one each) on the same local Slurm and prints the wall time from submission to the merged
+#   files, as a Markdown table (docs/results.md's figures).
 # Without Slurm or munge installed, or not as root, it prints "skipped: REASON" and exits 0;
 # with LWLAB_REQUIRE_SLURM=1 (CI, .ci/run) that is a failure (exit 1) instead.
 # LWLAB_SLURM_KEEP=1 keeps the temporary directory (its logs) for a post-mortem.
@@ -30,9 +34,22 @@ skip() {
   exit 0
 }
 
-[ $# -eq 1 ] || { echo "usage: $0 LWBENCH (a --cfg lwsim build)" >&2; exit 2; }
+usage() {
+  echo "usage: $0 LWBENCH (a --cfg lwsim build)" >&2
+  echo "       $0 LWBENCH --timing N[,N...] -- SWEEP-ARGS   (wall time of SWEEP-ARGS at N shards)" >&2
+  exit 2
+}
+[ $# -ge 1 ] || usage
 lwbench=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 [ -x "$lwbench" ] || { echo "$0: $1 is not an executable file" >&2; exit 2; }
+shift
+timing=""
+if [ $# -gt 0 ]; then
+  [ "$1" = --timing ] && [ $# -ge 3 ] && [ "$3" = -- ] || usage
+  timing=$2
+  [[ "$timing" =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || { echo "$0: invalid value for --timing: $timing" >&2; exit 2; }
+  shift 3
+fi
 for c in slurmctld slurmd sbatch squeue scontrol scancel munged mungekey munge unmunge runuser; do
   command -v "$c" >/dev/null 2>&1 || PATH=$PATH:/usr/sbin:/sbin
   command -v "$c" >/dev/null 2>&1 ||
@@ -102,6 +119,7 @@ print(*[x.getsockname()[1] for x in s])')
 hw=$(slurmd -C | head -n 1)
 field() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$hw"; }
 cpus=$(field CPUs)
+cpus_total=$cpus
 mem=$(( $(field RealMemory) * 9 / 10 ))
 node=lwlabnode
 # slurmctld serves only on the host SlurmctldHost names: this machine's own name, at 127.0.0.1.
@@ -152,24 +170,50 @@ done
 t_up=$(date +%s.%N)
 echo "slurm up: node $node, $cpus CPUs, ports $ctld_port/$slurmd_port ($(python3 -c "print(round($t_up - $t_start, 1))") s)"
 
+# Submits the sweep ("${sweep[@]}") as $1 shards of $2 CPUs each into $3 and waits, bounded by
+# $4 seconds, for the array and the merge to leave the queue; checks the merge completed.
+submit_and_wait() {
+  local n=$1 cpus=$2 dir=$3 bound=$4 ids array merge deadline state
+  ids=$(timeout 60 "$here/submit.sh" --lwbench "$lwbench" --dir "$dir" --shards "$n" \
+    --cpus-per-task "$cpus" -- "${sweep[@]}")
+  echo "$ids"
+  array=$(awk '$1 == "shards" {print $2}' <<<"$ids")
+  merge=$(awk '$1 == "merge" {print $2}' <<<"$ids")
+  deadline=$(( $(date +%s) + bound ))
+  while timeout 10 squeue -h -j "$array,$merge" 2>/dev/null | grep -q .; do
+    [ "$(date +%s)" -lt "$deadline" ] ||
+      { echo "jobs still queued after $bound s:" >&2; timeout 10 squeue >&2; exit 1; }
+    sleep 0.2
+  done
+  for _ in $(seq 50); do
+    state=$(grep -o "JobId=$merge .*JobState=[A-Z_]*" "$tmp/jobcomp.txt" 2>/dev/null |
+      grep -o 'JobState=[A-Z_]*' || true)
+    [ -n "$state" ] && break
+    sleep 0.1
+  done
+  [ "$state" = "JobState=COMPLETED" ] || { echo "merge job $merge: ${state:-no record}" >&2; exit 1; }
+}
+
+if [ -n "$timing" ]; then
+  sweep=("$@")
+  echo "| shards | CPUs per shard | wall s, submit to merged |"
+  echo "|---:|---:|---:|"
+  for n in ${timing//,/ }; do
+    cpus=$(( cpus_total / n )); [ "$cpus" -ge 1 ] || cpus=1
+    t0=$(date +%s.%N)
+    submit_and_wait "$n" "$cpus" "$tmp/timing-$n" 86400 >/dev/null
+    t1=$(date +%s.%N)
+    echo "| $n | $cpus | $(python3 -c "print(round($t1 - $t0, 1))") |"
+  done
+  exit 0
+fi
+
 # The sweep: a small simulated experiment, four shards.
 sweep=(--experiment "$repo/bench/experiments/group-clear.toml" --engine sim --cores 16
   --threads 4,16 --trials 2 --duration 100us --warmup 50us --seed 5)
-ids=$(timeout 60 "$here/submit.sh" --lwbench "$lwbench" --dir "$tmp/run" --shards 4 --cpus-per-task 1 \
-  -- "${sweep[@]}")
-echo "$ids"
-array=$(awk '$1 == "shards" {print $2}' <<<"$ids")
-merge=$(awk '$1 == "merge" {print $2}' <<<"$ids")
 t_submit=$(date +%s.%N)
-# Wait, bounded, for the array and the merge to leave the queue.
-deadline=$(( $(date +%s) + 240 ))
-while timeout 10 squeue -h -j "$array,$merge" 2>/dev/null | grep -q .; do
-  [ "$(date +%s)" -lt "$deadline" ] || { echo "jobs still queued after 240 s:" >&2; timeout 10 squeue >&2; exit 1; }
-  sleep 0.2
-done
+submit_and_wait 4 1 "$tmp/run" 240
 t_done=$(date +%s.%N)
-state=$(grep -o "JobId=$merge .*JobState=[A-Z_]*" "$tmp/jobcomp.txt" | grep -o 'JobState=[A-Z_]*' || true)
-[ "$state" = "JobState=COMPLETED" ] || { echo "merge job $merge: ${state:-no record}" >&2; exit 1; }
 echo "array and merge done in $(python3 -c "print(round($t_done - $t_submit, 1))") s"
 
 # The same command line in one process.
@@ -183,7 +227,7 @@ for f in $(cd "$tmp/single" && ls); do
     meta.json)
       python3 - "$tmp/single/$f" "$merged/$f" <<'PY'
 import json, sys
-run = ["command_line", "started_unix", "elapsed_s", "shards", ("settings", "jobs"),
+run = ["command_line", "started_unix", "elapsed_s", "shards", "git_commit", "git_dirty", ("settings", "jobs"),
        ("sim", "real_s"), ("sim", "median_events_per_real_s")]
 def result(path):
     m = json.load(open(path))
