@@ -1,11 +1,12 @@
 //! `--shard K/N` and `lwbench merge`: on the simulator (a `--cfg lwsim` build, `ci/sim.sh`) the
 //! merge of N shards writes the files of a single run byte for byte, but for the fields that
-//! describe the run; on either engine merge refuses, exit 2 naming the shard, a missing, a
-//! duplicate or overlapping, a foreign (plan or commit) and an incomplete shard, and writes
-//! nothing; a bad `--shard` exits 2 naming it.
+//! describe the run, and so does a 4-task Slurm array on a real single-node Slurm; on either
+//! engine merge refuses, exit 2 naming the shard, a missing, a duplicate or overlapping, a
+//! foreign (plan or commit) and an incomplete shard, and writes nothing; a bad `--shard` exits 2
+//! naming it.
 
 mod common;
-use common::{bench, out_dir, run_ok};
+use common::{bench, out_dir};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -117,6 +118,21 @@ fn bad_shard_values_exit_2_naming_the_argument() {
         assert_eq!(o.status.code(), Some(2), "{bad}: {err}");
         assert!(err.contains("--shard"), "{bad}: {err}");
     }
+}
+
+#[test]
+fn help_documents_shard_and_merge() {
+    let o = bench(&["--help"]);
+    let help = String::from_utf8_lossy(&o.stdout);
+    assert!(help.contains("--shard <K/N>"), "{help}");
+    assert!(
+        help.lines()
+            .any(|l| l.trim_start().starts_with("merge ") && l.contains("--out OUT")),
+        "--help lists no merge subcommand: {help}"
+    );
+    let o = bench(&["merge", "--help"]);
+    let help = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success() && help.contains("<DIR>..."), "{help}");
 }
 
 #[test]
@@ -385,5 +401,34 @@ fn merged_shards_write_the_files_of_a_single_run_byte_for_byte() {
         .map(|p| p["trials"].as_u64().unwrap())
         .collect();
     assert_eq!(trials, vec![16, 16, 16]);
-    run_ok(&["merge", "--help"]);
+}
+
+/// The sharded sweep on a real Slurm: `bench/cluster/slurm/local-slurm-test.sh` starts a
+/// single-node Slurm of its own, submits a 4-task array of a small simulated experiment and its
+/// merge job, checks the merged files byte-identical to a single-process run and stops the
+/// daemons. Without Slurm it says "skipped: REASON"; with `LWLAB_REQUIRE_SLURM=1` (CI) that
+/// fails instead.
+#[cfg(lwsim)]
+#[test]
+fn a_slurm_array_and_its_merge_write_the_files_of_one_run() {
+    let _w = common::watchdog("slurm", 300);
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/cluster/slurm/local-slurm-test.sh"
+    );
+    let o = std::process::Command::new(script)
+        .arg(env!("CARGO_BIN_EXE_lwbench"))
+        .output()
+        .expect("run local-slurm-test.sh");
+    let out = String::from_utf8_lossy(&o.stdout);
+    let err = String::from_utf8_lossy(&o.stderr);
+    println!("{out}");
+    assert!(
+        o.status.success(),
+        "local-slurm-test.sh failed:\n{out}\n{err}"
+    );
+    assert!(
+        out.starts_with("skipped: ") || out.contains("ok: the merge of 4 Slurm array tasks"),
+        "{out}"
+    );
 }
