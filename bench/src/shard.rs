@@ -403,6 +403,45 @@ mod tests {
     }
 
     #[test]
+    fn an_interleaved_group_is_one_unit_and_never_spans_two_parts() {
+        use clap::Parser as _;
+        let args = crate::args::Args::try_parse_from([
+            "lwbench",
+            "--workload",
+            "end-xact,snapshot",
+            "--locks",
+            "atomic,classic,parking-lot",
+            "--threads",
+            "1,2,4",
+            "--trials",
+            "3",
+            "--interleave",
+        ])
+        .unwrap();
+        let (plan, _) = Plan::new(&args, None);
+        let units = units(&plan);
+        // One unit per workload and thread count, holding that point's three locks.
+        assert_eq!(units.len(), 2 * 3);
+        for u in &units {
+            assert_eq!(u.points.len(), 3);
+            let p0 = &plan.points[u.points[0]];
+            for &p in &u.points {
+                let q = &plan.points[p];
+                assert_eq!((q.workload, q.spec.threads), (p0.workload, p0.spec.threads));
+            }
+            assert_eq!(u.trials.len(), 3 * 3);
+        }
+        // Every trial of the plan in exactly one unit, so in exactly one part.
+        let mut all: Vec<TrialId> = units.iter().flat_map(|u| u.trials.clone()).collect();
+        all.sort_unstable();
+        assert_eq!(all, all_trials(&plan));
+        // Without --interleave: one unit per point.
+        let args = crate::args::Args::try_parse_from(["lwbench", "--threads", "1,2"]).unwrap();
+        let (plan, _) = Plan::new(&args, None);
+        assert_eq!(units(&plan).len(), plan.points.len());
+    }
+
+    #[test]
     fn parts_are_balanced_by_cost_and_cover_every_unit_once() {
         let costs = [10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 1, 1];
         let units: Vec<Unit> = costs.iter().enumerate().map(|(i, &c)| unit(c, i)).collect();
