@@ -72,7 +72,7 @@ where
                 .collect(),
         );
     }
-    let argv = args[1..].to_vec();
+    let argv = args.get(1..).map(<[_]>::to_vec).unwrap_or_default();
     let r = resolve(args, None);
     let args = &r.args;
     if let Err(e) = prepare_out(&args.out) {

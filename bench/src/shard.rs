@@ -438,7 +438,7 @@ mod tests {
         // Without --interleave: one unit per point.
         let args = crate::args::Args::try_parse_from(["lwbench", "--threads", "1,2"]).unwrap();
         let (plan, _) = Plan::new(&args, None);
-        assert_eq!(units(&plan).len(), plan.points.len());
+        assert_eq!(super::units(&plan).len(), plan.points.len());
     }
 
     #[test]
