@@ -152,7 +152,7 @@ fn check(dirs: &[PathBuf]) -> Result<Vec<Shard>, Vec<String>> {
     let Some(first) = shards.first().map(|s| s.marker.clone()) else {
         return Err(why);
     };
-    let own = shard::build_commit();
+    let own = shard::commit();
     let mut by_k: BTreeMap<usize, &Shard> = BTreeMap::new();
     let mut seen: BTreeMap<TrialId, &Shard> = BTreeMap::new();
     for s in &shards {
@@ -160,8 +160,8 @@ fn check(dirs: &[PathBuf]) -> Result<Vec<Shard>, Vec<String>> {
         let name = format!("{}: shard {}/{}", s.dir.display(), m.k, m.n);
         if m.commit != own {
             why.push(format!(
-                "{name} is of another commit: {} (this lwbench and the first shard: {own} and {}); \
-                 rerun it with this build, or merge with the build it was run with",
+                "{name} is of another commit: {} (here: {own}; the first shard: {}); rerun it at \
+                 this commit, or merge where it ran",
                 m.commit, first.commit
             ));
             continue;

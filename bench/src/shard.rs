@@ -202,9 +202,19 @@ pub fn plan_hash(
     fnv1a(&canon.to_string())
 }
 
-/// The commit this lwbench was built from.
-pub fn build_commit() -> &'static str {
-    env!("LWBENCH_GIT")
+/// The commit, as `meta.json` records it: the working directory's `git rev-parse HEAD` (a
+/// cluster's jobs run in the shared checkout they were submitted from), or where that fails the
+/// commit this lwbench was built from.
+pub fn commit() -> String {
+    std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(|| env!("LWBENCH_GIT").to_string())
 }
 
 /// A shard's record: `shard.json` (complete) or `shard-incomplete.json`.
@@ -220,7 +230,7 @@ pub struct Marker {
     pub n: usize,
     /// [`plan_hash`].
     pub plan_hash: String,
-    /// The commit the shard's lwbench was built from.
+    /// The commit it ran at ([`commit`]).
     pub commit: String,
     /// `real` or `sim`.
     pub engine: String,
@@ -306,7 +316,7 @@ pub fn run(r: &Resolved, id: ShardId, argv: &[std::ffi::OsString]) -> Result<(),
         k: id.k,
         n: id.n,
         plan_hash: hash.clone(),
-        commit: build_commit().into(),
+        commit: commit(),
         engine: plan.engine().name().into(),
         args: argv
             .iter()
