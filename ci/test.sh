@@ -4,8 +4,9 @@
 # regressions and the broken-lock harness check), the API docs
 # with warnings denied, parking_lot's own unit tests against lwlock (ci/peer-suites.sh), the same with
 # the `stats` feature, the stress tests in release, the fault-injection sweep in release with its
-# counts, a 60 s torture run, and the loom/shuttle models with their mutation tests
-# (ci/models.sh). Usage: ci/test.sh
+# counts, a 60 s torture run, the simulator's tests (ci/sim.sh; among them a sharded sweep on a
+# real single-node Slurm that the test starts and stops), and the loom/shuttle models with their
+# mutation tests (ci/models.sh). Usage: ci/test.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

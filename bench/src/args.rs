@@ -228,6 +228,17 @@ pub struct Args {
     /// figures beside ours. A bad file exits 2 naming the field.
     #[arg(long, value_name = "FILE")]
     pub experiment: Option<PathBuf>,
+    /// Runs the K-th of N deterministic parts of the plan (K from 0 to N-1, as Slurm's
+    /// `SLURM_ARRAY_TASK_ID` and Kubernetes' `JOB_COMPLETION_INDEX` count) and writes a partial
+    /// result directory to `--out` (`shard.json`, written last, and `trials.jsonl`) instead of
+    /// the files: `lwbench merge DIR... --out OUT` makes them from all N. The parts are
+    /// balanced by a deterministic cost (threads x trial length, virtual time on `--engine sim`),
+    /// never by measured time; on `--engine sim` a part is a set of trials (seeds, sensitivity
+    /// arms included), on the real engine a set of points, and with `--interleave` a set of
+    /// interleaved groups (a group never spans two parts). See the guide, "Running a sweep on a
+    /// cluster".
+    #[arg(long, value_name = "K/N", allow_hyphen_values = true, value_parser = crate::shard::parse_shard)]
+    pub shard: Option<crate::shard::ShardId>,
 }
 
 /// The real engine's default trial length.
@@ -386,6 +397,10 @@ fn catalogue() -> String {
          parking-lot\n",
         "all", "default"
     ));
+    s.push_str("\nSUBCOMMANDS (lwbench NAME --help):\n");
+    for sub in crate::cli::SUBCOMMANDS {
+        s.push_str(&format!("  {:<w$}{}\n", sub.name, sub.about));
+    }
     s
 }
 

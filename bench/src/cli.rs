@@ -31,11 +31,20 @@ pub struct Subcommand {
 
 /// The subcommands beside the plain `lwbench [OPTIONS]` (`lwbench torture` is
 /// [`crate::Lwbench`]'s, which also hands its locks to lwtorture).
-pub const SUBCOMMANDS: &[Subcommand] = &[Subcommand {
-    name: "pg",
-    about: "a real PostgreSQL in the loop: `lwbench pg record` records its LWLock traffic",
-    main: crate::pg::main_with,
-}];
+pub const SUBCOMMANDS: &[Subcommand] = &[
+    Subcommand {
+        name: "pg",
+        about: "a real PostgreSQL in the loop: `lwbench pg record` records its LWLock traffic",
+        main: crate::pg::main_with,
+    },
+    Subcommand {
+        name: "merge",
+        about: "`lwbench merge DIR... --out OUT`: the files of one run from the N partial \
+                directories of `--shard K/N` (refuses a missing, duplicate, foreign or \
+                incomplete shard)",
+        main: crate::merge::main_with,
+    },
+];
 
 /// Parses the command line and runs the sweep. Exit status: 0 done, 1 a run failed (an
 /// invariant check or an I/O error), 2 bad arguments.
@@ -63,13 +72,64 @@ where
                 .collect(),
         );
     }
+    let argv = args.get(1..).map(<[_]>::to_vec).unwrap_or_default();
+    let r = resolve(args, None);
+    let args = &r.args;
+    if let Err(e) = prepare_out(&args.out) {
+        usage_error("--out <OUT>", &args.out.display().to_string(), &e);
+    }
+    if let Some(id) = args.shard {
+        return match crate::shard::run(&r, id, &argv) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
+    let done = run(args, r.sim.clone()).and_then(|()| match &r.experiment {
+        Some(exp) => crate::experiment::write_table(exp, &args.out).map(|md| {
+            println!("\n{md}\nwrote {}", args.out.join("experiment.md").display());
+        }),
+        None => Ok(()),
+    });
+    match done {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// A sweep's command line, resolved: the arguments (an experiment file applied), the file, and
+/// the engine.
+#[derive(Debug)]
+pub struct Resolved {
+    /// The arguments.
+    pub args: Args,
+    /// `--experiment`'s file.
+    pub experiment: Option<crate::experiment::Experiment>,
+    /// The simulated machine, or `None` on the real engine.
+    pub sim: Option<SimSweep>,
+}
+
+/// Parses and checks a sweep's command line `args` (the first item is the program name),
+/// exiting 2 naming the argument on bad input. `base`: the directory the command line was given
+/// in, where it was another one (`lwbench merge` re-reads a shard's command line there): a
+/// relative `--experiment` path that does not resolve here is taken from there.
+pub fn resolve(args: Vec<std::ffi::OsString>, base: Option<&Path>) -> Resolved {
     let matches = Args::command()
         .try_get_matches_from(args)
         .unwrap_or_else(|e| e.exit());
     let mut args = Args::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if let (Some(base), Some(path)) = (base, args.experiment.as_mut()) {
+        if path.is_relative() && !path.exists() {
+            *path = base.join(&*path);
+        }
+    }
+    let given = |id: &str| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine);
     let experiment = args.experiment.clone().map(|path| {
-        let given =
-            |id: &str| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine);
         for id in crate::experiment::FILE_OPTIONS {
             if given(id) {
                 usage_error(
@@ -104,28 +164,21 @@ where
         );
         exp
     });
-    let args = args;
+    if let Some(id) = args.shard.filter(|_| !given("out")) {
+        // N shards of one command line must not share a directory.
+        args.out = args.out.join(id.dir_name());
+    }
     let sim = check_engine(&args);
     check_selection(&args);
-    if let Err(e) = prepare_out(&args.out) {
-        usage_error("--out <OUT>", &args.out.display().to_string(), &e);
-    }
-    let done = run(&args, sim).and_then(|()| match &experiment {
-        Some(exp) => crate::experiment::write_table(exp, &args.out).map(|md| {
-            println!("\n{md}\nwrote {}", args.out.join("experiment.md").display());
-        }),
-        None => Ok(()),
-    });
-    match done {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(1)
-        }
+    Resolved {
+        args,
+        experiment,
+        sim,
     }
 }
 
-fn prepare_out(dir: &Path) -> Result<(), String> {
+/// Creates `dir` and checks that it is writable.
+pub fn prepare_out(dir: &Path) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create directory: {e}"))?;
     let probe = dir.join(".lwbench-write-test");
     std::fs::write(&probe, b"").map_err(|e| format!("directory is not writable: {e}"))?;
@@ -134,7 +187,7 @@ fn prepare_out(dir: &Path) -> Result<(), String> {
 }
 
 /// The sweep: plan, schedule, output.
-fn run(args: &Args, sim: Option<SimSweep>) -> Result<(), String> {
+pub(crate) fn run(args: &Args, sim: Option<SimSweep>) -> Result<(), String> {
     let started = Instant::now();
     let probe = perf::probe();
     let (plan, notes) = Plan::new(args, sim);

@@ -15,6 +15,9 @@
 //! * [`jobs`]: `--jobs`, simulated trials side by side, their results in sweep order.
 //! * [`pg`]: `lwbench pg record`, a real PostgreSQL server's LWLock traffic as a trace.
 //! * [`sensitivity`]: `--set` overrides and the `--sensitivity` table.
+//! * [`shard`]: `--shard K/N`, one of N deterministic parts of a plan, and its partial result
+//!   directory ([`stored_trial`]: a trial's result as stored); [`merge`]: `lwbench merge`, one
+//!   run's files from the N parts.
 //! * [`Lwbench`]: a user's own lock in the whole harness, and under `lwtorture`.
 //! * From `lwharness`: [`locks`] (the lock families and, as a facade, the registry),
 //!   [`registry`], [`flex`], [`pgshared`], [`snapshot`], [`workload`], [`clock`], [`runner`],
@@ -27,12 +30,15 @@ pub mod engine_setup;
 pub mod experiment;
 pub mod figures;
 pub mod jobs;
+pub mod merge;
 pub mod output;
 pub mod pg;
 pub mod plan;
 pub mod report;
 pub mod schedule;
 pub mod sensitivity;
+pub mod shard;
+pub mod stored_trial;
 
 pub use lwharness::{
     clock, engine, flex, parse, perf, pgshared, registry, runner, snapshot, workload,

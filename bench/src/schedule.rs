@@ -4,6 +4,7 @@
 //! own, `--jobs` at a time. Whatever the order, each point's trials reach the output stage in
 //! plan order (sweep, point), and the progress bar and notes go to stderr.
 
+use crate::engine_setup::SimSweep;
 use crate::output::Output;
 use crate::plan::{Plan, PlannedPoint};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -114,14 +115,7 @@ pub fn run(plan: &Plan, probe: &Probe, output: &mut Output) -> Result<Vec<String
             crate::jobs::run_ordered(
                 m.jobs,
                 &tasks,
-                |&(s, p, k)| {
-                    let mut spec = plan.points[p].spec.clone();
-                    spec.sim = Some(SimSetup {
-                        seed: engine::trial_seed(plan.seed, k),
-                        ..m.arms[s].clone()
-                    });
-                    runner::run_trial(&spec, probe)
-                },
+                |&(s, p, k)| sim_trial(plan, m, (s, p, k), probe),
                 |i, r| {
                     pending.push(r?);
                     let (s, p, k) = tasks[i];
@@ -131,6 +125,124 @@ pub fn run(plan: &Plan, probe: &Probe, output: &mut Output) -> Result<Vec<String
                     Ok(())
                 },
             )?;
+        }
+    }
+    pb.finish_and_clear();
+    Ok(trial_order)
+}
+
+/// On the simulator: trial `k` of point `p` on the machine of sweep `s`.
+fn sim_trial(
+    plan: &Plan,
+    m: &SimSweep,
+    (s, p, k): (usize, usize, u32),
+    probe: &Probe,
+) -> Result<TrialResult, String> {
+    let mut spec = plan.points[p].spec.clone();
+    spec.sim = Some(SimSetup {
+        seed: engine::trial_seed(plan.seed, k),
+        ..m.arms[s].clone()
+    });
+    runner::run_trial(&spec, probe)
+}
+
+/// The groups of points whose trials `--interleave` runs in turn, in plan order: within each
+/// workload's points, the locks compared at one variant, thread count and proc-array size (the
+/// groups [`run`] forms).
+pub fn interleave_groups(points: &[PlannedPoint]) -> Vec<Vec<usize>> {
+    let mut groups = Vec::new();
+    let mut start = 0;
+    while start < points.len() {
+        let w = points[start].workload;
+        let end = start
+            + points[start..]
+                .iter()
+                .take_while(|p| p.workload == w)
+                .count();
+        let mut seen = vec![false; end - start];
+        for i in start..end {
+            if seen[i - start] {
+                continue;
+            }
+            let same = |q: &PlannedPoint| {
+                q.variant.label() == points[i].variant.label()
+                    && q.spec.threads == points[i].spec.threads
+                    && q.spec.procs == points[i].spec.procs
+            };
+            let group: Vec<usize> = (i..end).filter(|&j| same(&points[j])).collect();
+            for &j in &group {
+                seen[j - start] = true;
+            }
+            groups.push(group);
+        }
+        start = end;
+    }
+    groups
+}
+
+/// Runs the trials `(sweep, point, trial)` of one shard (`--shard`): on the simulator any set of
+/// trials, `--jobs` at a time; on the real engine whole points (`points`: each runs its warm-up
+/// and its trials) or, with `--interleave`, whole groups (each group's trials in turn, as [`run`]
+/// runs them). Hands each trial to `sink` as it completes (on the simulator in the order of
+/// `trials`); returns the order the trials ran in with `--interleave`.
+pub fn run_shard(
+    plan: &Plan,
+    probe: &Probe,
+    trials: &[(usize, usize, u32)],
+    groups: &[Vec<usize>],
+    mut sink: impl FnMut((usize, usize, u32), TrialResult) -> Result<(), String>,
+) -> Result<Vec<String>, String> {
+    let steps = match &plan.sim {
+        Some(_) => trials.len(),
+        None => groups.iter().map(Vec::len).sum::<usize>() * plan.trials as usize,
+    };
+    let pb = ProgressBar::with_draw_target(Some(steps as u64), ProgressDrawTarget::stderr());
+    pb.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} [{elapsed_precise} / ~{eta}]")
+            .map_err(|e| e.to_string())?,
+    );
+    let mut trial_order = Vec::new();
+    match &plan.sim {
+        Some(m) => {
+            crate::jobs::run_ordered(
+                m.jobs,
+                trials,
+                |&t| sim_trial(plan, m, t, probe),
+                |i, r| {
+                    let (s, p, k) = trials[i];
+                    pb.set_message(format!("{} (sweep {s}, trial {k})", plan.points[p].label()));
+                    pb.inc(1);
+                    sink(trials[i], r?)
+                },
+            )?;
+        }
+        None => {
+            for group in groups {
+                if plan.interleave {
+                    for round in 0..plan.trials as usize {
+                        for r in 0..group.len() {
+                            let j = group[(round + r) % group.len()];
+                            let p = &plan.points[j];
+                            let what = format!("{} (trial {})", p.label(), round + 1);
+                            pb.set_message(what.clone());
+                            trial_order.push(what);
+                            sink((0, j, round as u32 + 1), warm_then_trial(plan, p, probe)?)?;
+                            pb.inc(1);
+                        }
+                    }
+                } else {
+                    for &j in group {
+                        let p = &plan.points[j];
+                        pb.set_message(p.label());
+                        sink((0, j, 1), warm_then_trial(plan, p, probe)?)?;
+                        pb.inc(1);
+                        for k in 2..=plan.trials {
+                            sink((0, j, k), runner::run_trial(&p.spec, probe)?)?;
+                            pb.inc(1);
+                        }
+                    }
+                }
+            }
         }
     }
     pb.finish_and_clear();
