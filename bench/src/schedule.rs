@@ -51,47 +51,23 @@ pub fn run(plan: &Plan, probe: &Probe, output: &mut Output) -> Result<Vec<String
             // Every trial starts from PostgreSQL's initial spin estimate (another lock's trials
             // ran since this lock's last one).
             let points = &plan.points;
-            let mut start = 0;
-            while start < points.len() {
-                let w = points[start].workload;
-                let end = start
-                    + points[start..]
-                        .iter()
-                        .take_while(|p| p.workload == w)
-                        .count();
-                let mut done: Vec<Vec<TrialResult>> = (start..end).map(|_| Vec::new()).collect();
-                let mut seen = vec![false; end - start];
-                let mut next = start;
-                for i in start..end {
-                    if seen[i - start] {
-                        continue;
-                    }
-                    let same = |q: &PlannedPoint| {
-                        q.variant.label() == points[i].variant.label()
-                            && q.spec.threads == points[i].spec.threads
-                            && q.spec.procs == points[i].spec.procs
-                    };
-                    let group: Vec<usize> = (i..end).filter(|&j| same(&points[j])).collect();
-                    for &j in &group {
-                        seen[j - start] = true;
-                    }
-                    for round in 0..trials as usize {
-                        for r in 0..group.len() {
-                            let p = &points[group[(round + r) % group.len()]];
-                            let what = format!("{} (trial {})", p.label(), round + 1);
-                            pb.set_message(what.clone());
-                            trial_order.push(what);
-                            done[group[(round + r) % group.len()] - start]
-                                .push(warm_then_trial(plan, p, probe)?);
-                            pb.inc(1);
-                        }
-                    }
-                    while next < end && done[next - start].len() == trials as usize {
-                        emit(0, &points[next], std::mem::take(&mut done[next - start]))?;
-                        next += 1;
+            let mut done: Vec<Vec<TrialResult>> = points.iter().map(|_| Vec::new()).collect();
+            let mut next = 0;
+            for group in interleave_groups(points) {
+                for round in 0..trials as usize {
+                    for r in 0..group.len() {
+                        let j = group[(round + r) % group.len()];
+                        let what = format!("{} (trial {})", points[j].label(), round + 1);
+                        pb.set_message(what.clone());
+                        trial_order.push(what);
+                        done[j].push(warm_then_trial(plan, &points[j], probe)?);
+                        pb.inc(1);
                     }
                 }
-                start = end;
+                while next < points.len() && done[next].len() == trials as usize {
+                    emit(0, &points[next], std::mem::take(&mut done[next]))?;
+                    next += 1;
+                }
             }
         }
         None => {
