@@ -237,8 +237,8 @@ pub struct Args {
     /// arms included), on the real engine a set of points, and with `--interleave` a set of
     /// interleaved groups (a group never spans two parts). See the guide, "Running a sweep on a
     /// cluster".
-    #[arg(long, value_name = "K/N", allow_hyphen_values = true, value_parser = crate::shard::parse_shard)]
-    pub shard: Option<crate::shard::ShardId>,
+    #[arg(long, value_name = "K/N", allow_hyphen_values = true, value_parser = crate::shard_id::parse_shard)]
+    pub shard: Option<crate::shard_id::ShardId>,
 }
 
 /// The real engine's default trial length.
@@ -398,7 +398,7 @@ fn catalogue() -> String {
         "all", "default"
     ));
     s.push_str("\nSUBCOMMANDS (lwbench NAME --help):\n");
-    for sub in crate::cli::SUBCOMMANDS {
+    for sub in crate::subcommands::LIST {
         s.push_str(&format!("  {:<w$}{}\n", sub.name, sub.about));
     }
     s

@@ -6,14 +6,14 @@
 //! `lwbench [OPTIONS]` runs a sweep; a subcommand (`lwbench NAME ...`, see [`SUBCOMMANDS`])
 //! runs beside it with its own arguments.
 
-use crate::args::{apply_experiment, check_selection, usage_error, Args, Given};
-use crate::engine_setup::{check_engine, SimSweep};
+use crate::args::{usage_error, Args};
+use crate::engine_setup::SimSweep;
 use crate::output::Output;
 use crate::plan::Plan;
-use clap::{CommandFactory, FromArgMatches};
+use crate::resolve::resolve;
+use crate::subcommands::Info;
 use lwharness::perf;
 use std::io::Write as _;
-use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -21,27 +21,22 @@ use std::time::Instant;
 /// `ARGS` (its own parser: its bad arguments exit 2 naming the argument).
 #[derive(Clone, Copy, Debug)]
 pub struct Subcommand {
-    /// Its name, the first argument.
-    pub name: &'static str,
-    /// One line for `--help`.
-    pub about: &'static str,
+    /// Its name and its line for `--help` ([`crate::subcommands::LIST`]).
+    pub info: Info,
     /// Its entry point.
     pub main: fn(Vec<std::ffi::OsString>) -> ExitCode,
 }
 
 /// The subcommands beside the plain `lwbench [OPTIONS]` (`lwbench torture` is
-/// [`crate::Lwbench`]'s, which also hands its locks to lwtorture).
+/// [`crate::Lwbench`]'s, which also hands its locks to lwtorture), in the order of
+/// [`crate::subcommands::LIST`].
 pub const SUBCOMMANDS: &[Subcommand] = &[
     Subcommand {
-        name: "pg",
-        about: "a real PostgreSQL in the loop: `lwbench pg record` records its LWLock traffic",
+        info: crate::subcommands::LIST[0],
         main: crate::pg::main_with,
     },
     Subcommand {
-        name: "merge",
-        about: "`lwbench merge DIR... --out OUT`: the files of one run from the N partial \
-                directories of `--shard K/N` (refuses a missing, duplicate, foreign or \
-                incomplete shard)",
+        info: crate::subcommands::LIST[1],
         main: crate::merge::main_with,
     },
 ];
@@ -62,10 +57,10 @@ where
     let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
     if let Some(sub) = args
         .get(1)
-        .and_then(|a| SUBCOMMANDS.iter().find(|s| a == s.name))
+        .and_then(|a| SUBCOMMANDS.iter().find(|s| a == s.info.name))
     {
         let mut program = args[0].clone();
-        program.push(format!(" {}", sub.name));
+        program.push(format!(" {}", sub.info.name));
         return (sub.main)(
             std::iter::once(program)
                 .chain(args[2..].iter().cloned())
@@ -75,7 +70,7 @@ where
     let argv = args.get(1..).map(<[_]>::to_vec).unwrap_or_default();
     let r = resolve(args, None);
     let args = &r.args;
-    if let Err(e) = prepare_out(&args.out) {
+    if let Err(e) = crate::output::prepare_out(&args.out) {
         usage_error("--out <OUT>", &args.out.display().to_string(), &e);
     }
     if let Some(id) = args.shard {
@@ -100,90 +95,6 @@ where
             ExitCode::from(1)
         }
     }
-}
-
-/// A sweep's command line, resolved: the arguments (an experiment file applied), the file, and
-/// the engine.
-#[derive(Debug)]
-pub struct Resolved {
-    /// The arguments.
-    pub args: Args,
-    /// `--experiment`'s file.
-    pub experiment: Option<crate::experiment::Experiment>,
-    /// The simulated machine, or `None` on the real engine.
-    pub sim: Option<SimSweep>,
-}
-
-/// Parses and checks a sweep's command line `args` (the first item is the program name),
-/// exiting 2 naming the argument on bad input. `base`: the directory the command line was given
-/// in, where it was another one (`lwbench merge` re-reads a shard's command line there): a
-/// relative `--experiment` path that does not resolve here is taken from there.
-pub fn resolve(args: Vec<std::ffi::OsString>, base: Option<&Path>) -> Resolved {
-    let matches = Args::command()
-        .try_get_matches_from(args)
-        .unwrap_or_else(|e| e.exit());
-    let mut args = Args::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
-    if let (Some(base), Some(path)) = (base, args.experiment.as_mut()) {
-        if path.is_relative() && !path.exists() {
-            *path = base.join(&*path);
-        }
-    }
-    let given = |id: &str| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine);
-    let experiment = args.experiment.clone().map(|path| {
-        for id in crate::experiment::FILE_OPTIONS {
-            if given(id) {
-                usage_error(
-                    &format!("--{}", id.replace('_', "-")),
-                    &matches
-                        .get_raw(id)
-                        .map(|v| v.map(|x| x.to_string_lossy()).collect::<Vec<_>>().join(","))
-                        .unwrap_or_default(),
-                    &format!(
-                        "--experiment {} sets it (the experiment file says what runs)",
-                        path.display()
-                    ),
-                );
-            }
-        }
-        let exp = crate::experiment::load(&path).unwrap_or_else(|e| {
-            usage_error(
-                "--experiment <FILE>",
-                &path.display().to_string(),
-                &format!("experiment file {}: {e}", path.display()),
-            )
-        });
-        apply_experiment(
-            &exp,
-            &mut args,
-            Given {
-                threads: given("threads"),
-                out: given("out"),
-                platform: given("platform"),
-                cores: given("cores"),
-            },
-        );
-        exp
-    });
-    if let Some(id) = args.shard.filter(|_| !given("out")) {
-        // N shards of one command line must not share a directory.
-        args.out = args.out.join(id.dir_name());
-    }
-    let sim = check_engine(&args);
-    check_selection(&args);
-    Resolved {
-        args,
-        experiment,
-        sim,
-    }
-}
-
-/// Creates `dir` and checks that it is writable.
-pub fn prepare_out(dir: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create directory: {e}"))?;
-    let probe = dir.join(".lwbench-write-test");
-    std::fs::write(&probe, b"").map_err(|e| format!("directory is not writable: {e}"))?;
-    let _ = std::fs::remove_file(&probe);
-    Ok(())
 }
 
 /// The sweep: plan, schedule, output.
@@ -251,4 +162,21 @@ pub(crate) fn run(args: &Args, sim: Option<SimSweep>) -> Result<(), String> {
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SUBCOMMANDS;
+
+    #[test]
+    fn every_listed_subcommand_has_an_entry_point_once() {
+        assert_eq!(SUBCOMMANDS.len(), crate::subcommands::LIST.len());
+        for (sub, info) in SUBCOMMANDS.iter().zip(crate::subcommands::LIST) {
+            assert_eq!(sub.info.name, info.name);
+        }
+        let mut names: Vec<_> = SUBCOMMANDS.iter().map(|s| s.info.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), SUBCOMMANDS.len(), "a subcommand named twice");
+    }
 }

@@ -35,10 +35,13 @@ pub mod output;
 pub mod pg;
 pub mod plan;
 pub mod report;
+pub mod resolve;
 pub mod schedule;
 pub mod sensitivity;
 pub mod shard;
+pub mod shard_id;
 pub mod stored_trial;
+pub mod subcommands;
 
 pub use lwharness::{
     clock, engine, flex, parse, perf, pgshared, registry, runner, snapshot, workload,

@@ -301,7 +301,7 @@ fn merge(a: &MergeArgs) -> Result<(), Error> {
     let argv: Vec<OsString> = std::iter::once(OsString::from("lwbench"))
         .chain(first.args.iter().map(OsString::from))
         .collect();
-    let mut r = crate::cli::resolve(argv, Some(&first.cwd));
+    let mut r = crate::resolve::resolve(argv, Some(&first.cwd));
     r.args.out = a.out.clone();
     let args = &r.args;
     let probe = lwharness::perf::probe();
@@ -350,7 +350,7 @@ fn merge(a: &MergeArgs) -> Result<(), Error> {
             shard::all_trials(&plan).len()
         )]));
     }
-    crate::cli::prepare_out(&a.out)
+    crate::output::prepare_out(&a.out)
         .map_err(|e| Error::Refused(vec![format!("--out {}: {e}", a.out.display())]))?;
     let fail = Error::Failed;
     crate::output::write_meta(&a.out, &meta).map_err(fail)?;

@@ -192,3 +192,12 @@ impl Output {
         Ok(tables)
     }
 }
+
+/// Creates `dir` and checks that it is writable.
+pub fn prepare_out(dir: &std::path::Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create directory: {e}"))?;
+    let probe = dir.join(".lwbench-write-test");
+    std::fs::write(&probe, b"").map_err(|e| format!("directory is not writable: {e}"))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
