@@ -8,7 +8,8 @@
 # 10 ms virtual run of the atomic LWLock under a 95/5 shared/exclusive mix must take at most
 # 30 s), and lwbench's simulated engine (bench/tests/sim_engine.rs; bench/tests/sim_tools.rs:
 # --jobs, --set, --sensitivity; bench/tests/per_lock.rs: each lock's counters apart;
-# bench/tests/experiments.rs: every experiment file at a tiny scale; bench/tests/sim_cpu.rs: CPU
+# bench/tests/experiments.rs: every experiment file at a tiny scale; bench/tests/sim_replay.rs:
+# a recorded PostgreSQL trace replayed; bench/tests/sim_cpu.rs: CPU
 # busy per point; the ticket-lock example on the simulator).
 # Usage: ci/sim.sh
 set -euo pipefail
@@ -33,6 +34,8 @@ echo "== lwsim: the per-lock choice (group-clear: ProcArrayLock and the CLOG loc
 cargo test --release -p bench --features stats --test per_lock
 echo "== lwsim: every experiment file (bench/experiments/) at a tiny scale on the simulator, and bad files"
 cargo test --release -p bench --features stats --test experiments -- --nocapture
+echo "== lwsim: a recorded PostgreSQL trace replayed on the simulator (--workload trace:FILE: the counts checked, deterministic)"
+cargo test --release -p bench --features stats --test sim_replay
 echo "== lwsim: CPU busy and CPU seconds per transaction (one worker keeps one core of four busy; contention costs CPU)"
 cargo test --release -p bench --features stats --test sim_cpu
 

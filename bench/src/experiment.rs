@@ -278,14 +278,17 @@ pub fn check(path: &Path, file: File) -> Result<Experiment, FieldError> {
     }
     let mut workloads = Vec::new();
     for (i, n) in w.names.iter().enumerate() {
-        let Some(x) = Workload::from_name(n) else {
-            return err(
-                format!("workload.names[{i}]"),
-                format!(
-                    "unknown workload \"{n}\" (valid: {})",
-                    Workload::valid_names()
-                ),
-            );
+        // A trace's file is relative to the experiment file's directory.
+        let resolved = match n.strip_prefix("trace:") {
+            Some(f) if !Path::new(f).is_absolute() => {
+                let dir = path.parent().unwrap_or(Path::new("."));
+                format!("trace:{}", dir.join(f).display())
+            }
+            _ => n.clone(),
+        };
+        let x = match Workload::parse(&resolved) {
+            Ok(x) => x,
+            Err(e) => return err(format!("workload.names[{i}]"), e),
         };
         if workloads.contains(&x) {
             return err(format!("workload.names[{i}]"), format!("\"{n}\" twice"));

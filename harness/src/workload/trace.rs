@@ -1,0 +1,587 @@
+//! `trace:FILE`: a recorded PostgreSQL transaction stream (`lwbench pg record`'s `trace.tsv`,
+//! read by [`crate::pgtrace`]) replayed through the locks' PostgreSQL entry points
+//! ([`crate::entry_points`]), on either engine.
+//!
+//! # What is replayed, and how
+//! * **Order and counts exact.** Each replay client runs the transactions of one recorded client
+//!   (client `slot % clients`), from transaction `slot / clients × 7919 mod n` on (so that two
+//!   replay clients of one recorded client do not run one sequence in lock-step), in a cycle,
+//!   every LWLock operation in its recorded order with its recorded entry point and mode: an
+//!   attempt of the trace is an attempt of the replay ([`Replay::counts`] counts them by
+//!   tranche, mode and entry point; the check after every trial requires them equal to the
+//!   trace's for the transactions run).
+//! * **Lock identity by tranche.** `LockFastPath`: a backend's own, so each replay client has
+//!   its own copies. `WALInsert`: eight locks shared; a client keeps its own as PostgreSQL does
+//!   (`MyLockNo`): the trace's WALInsert locks, numbered in their order of first use, are
+//!   shifted by the replay client's slot. `BufferContent`: a content lock taken by at least
+//!   [`HOT_SHARE`] of the transactions (the index root) is one shared lock; the others (leaf,
+//!   heap) are drawn afresh for each transaction from the recorded page population, weighted
+//!   by how often each was taken (distinct within a transaction), so N clients do not replay
+//!   one sequence of pages. Locks in dynamic shared memory (the `PgStats*` tranches), whose
+//!   address differs per backend, are one lock per tranche. Every other lock is the recorded
+//!   lock, shared by every replay client.
+//! * **The lock family by tranche.** Each lock is created with its tranche, so a split family
+//!   ([`crate::locks::SplitFamily`]) picks its type by tranche: `ProcArray` is the
+//!   ProcArrayLock slot, `XactSLRU` and `XactBuffer` the CLOG slot.
+//! * **The group call sites.** The trace brackets `ProcArrayEndTransaction` and
+//!   `TransactionIdSetTreeStatus`. A lock with entry points replays what was recorded there
+//!   (PostgreSQL 15 tries `LWLockConditionalAcquire` and on failure joins the group: a failed
+//!   attempt here falls back to `LWLockAcquire`, counted apart in [`Replay::fallbacks`]). A lock
+//!   without entry points (the group locks) runs its own protocol: the exclusive hold inside the
+//!   bracket becomes one `group` operation, the CPU recorded inside the hold its work. Any other
+//!   hold of a lock without entry points is replayed as a closure section with the operations
+//!   inside it nested; a trace whose holds of such a lock do not nest is refused for it.
+//! * **Times.** The CPU between two operations is the recorded gap (entry to entry) less the
+//!   earlier operation's recorded duration and the probes' measured mean cost per event
+//!   (`meta.json`'s `probe_cost_ns_per_event_estimate`); all gaps of the trace are then scaled
+//!   by one factor so that the mean transaction's CPU equals the unprobed run's server CPU per
+//!   transaction (`unprobed.server_cpu_us_per_txn`). It is run as busy work (the simulator
+//!   charges it as compute). The time between a client's transactions (pgbench's round trip:
+//!   `clients / unprobed TPS` less the server's CPU per transaction) is idle time: a sleep, whose
+//!   oversleep on the real engine is carried into the next one so that the mean is exact.
+//!   Without a `meta.json` beside the trace, the recorded gaps are run as they are and there is
+//!   no idle time ([`TraceWorkload::notes`] says so).
+//!
+//! The method's error and what a replay cannot express are listed per trace by
+//! [`TraceWorkload::notes`] (and in the guide).
+
+use super::table::{Counted, Info};
+use crate::pgtrace::{Entry, Mode as TMode, Op, Trace};
+use lwlock::Tranche;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+mod replay;
+pub(super) use replay::{check, transaction};
+pub use replay::{replay_counts, ClientState, Replay};
+
+/// A content lock taken by at least this share of the transactions is the index root: one
+/// shared lock.
+pub const HOT_SHARE: f64 = 0.9;
+
+/// WALInsert locks (`NUM_XLOGINSERT_LOCKS`).
+const WAL_INSERT_LOCKS: usize = 8;
+
+/// The lock entry points counted, in this order (an index of [`Replay::counts`]).
+pub const COUNTED_ENTRIES: [Entry; 5] = [
+    Entry::Acquire,
+    Entry::Conditional,
+    Entry::AcquireOrWait,
+    Entry::WaitForVar,
+    Entry::Release,
+];
+
+fn entry_index(e: Entry) -> usize {
+    COUNTED_ENTRIES
+        .iter()
+        .position(|x| *x == e)
+        .expect("a lock entry point")
+}
+
+fn mode_index(m: TMode) -> usize {
+    TMode::ALL.iter().position(|x| *x == m).expect("a mode")
+}
+
+/// How a recorded lock is instantiated for the replay clients.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Share {
+    /// One lock for every client: the recorded one.
+    Shared,
+    /// One lock per tranche (dynamic shared memory): the tranche's first recorded lock.
+    ByTranche(u32),
+    /// A copy per replay client (`LockFastPath`).
+    PerClient,
+    /// The `k`th WALInsert lock of the trace, shifted by the client's slot.
+    WalInsert(u32),
+    /// Drawn for each transaction from the content-lock population.
+    Drawn,
+}
+
+/// Where a lock operation was recorded: inside a group call site or not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Site {
+    Plain,
+    EndXact,
+    SetStatus,
+}
+
+/// One replayed LWLock operation.
+#[derive(Clone, Copy, Debug)]
+struct Step {
+    /// CPU before it, scaled (ns).
+    gap_ns: u64,
+    entry: Entry,
+    lock: u32,
+    mode: TMode,
+    /// Whether the recorded call returned holding the lock.
+    held_after: bool,
+    site: Site,
+    /// Its count cell ([`TraceWorkload::cell`]).
+    cell: u32,
+    /// For an acquire that returned holding the lock: the index of its release in the
+    /// transaction (`u32::MAX` if the trace does not release it).
+    release_at: u32,
+}
+
+/// A transaction: its steps, the CPU after the last one, and its counts.
+#[derive(Clone, Debug, Default)]
+struct Txn {
+    steps: Vec<Step>,
+    tail_ns: u64,
+    /// `(cell of Replay::counts, attempts)`.
+    counts: Vec<(u32, u32)>,
+    /// The drawn content locks it takes, by trace lock id.
+    drawn: Vec<u32>,
+    /// Lock operations (acquire attempts and waits; releases not counted).
+    ops: u64,
+}
+
+/// A loaded trace, ready to replay (see the module docs).
+#[derive(Debug)]
+pub struct TraceWorkload {
+    info: Info,
+    path: PathBuf,
+    /// The tranches, in order of first use; a count cell is `(tranche × modes + mode) × entries +
+    /// entry`.
+    pub tranches: Vec<String>,
+    lock_share: Vec<Share>,
+    lock_kind: Vec<Tranche>,
+    per_client_locks: Vec<u32>,
+    wal_locks: usize,
+    /// The content-lock population: `(trace lock id, cumulative weight)`.
+    population: Vec<(u32, u64)>,
+    clients: Vec<Vec<Txn>>,
+    /// Idle time between a client's transactions (ns).
+    pub idle_ns: u64,
+    /// The factor the probe-free gaps were scaled by.
+    pub scale: f64,
+    /// The mean replayed CPU per transaction outside the lock operations (ns).
+    pub cpu_ns_per_txn: f64,
+    /// What the replay cannot express and the method's error, for this trace.
+    pub notes: Vec<String>,
+}
+
+/// A loaded trace, by reference: a workload value stays `Copy`. Traces are loaded once per
+/// file and kept for the process's life.
+#[derive(Clone, Copy, Debug)]
+pub struct TraceRef(&'static TraceWorkload);
+
+impl PartialEq for TraceRef {
+    fn eq(&self, o: &Self) -> bool {
+        self.0.path == o.0.path
+    }
+}
+impl Eq for TraceRef {}
+impl std::hash::Hash for TraceRef {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.0.path.hash(h)
+    }
+}
+impl PartialOrd for TraceRef {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for TraceRef {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.0.path.cmp(&o.0.path)
+    }
+}
+
+static LOADED: Mutex<Vec<&'static TraceWorkload>> = Mutex::new(Vec::new());
+
+impl TraceRef {
+    /// Loads the trace at `path` (a `trace.tsv`, or the directory holding one), once per
+    /// process. `Err` names the file and the record that cannot be read.
+    pub fn load(path: &Path) -> Result<TraceRef, String> {
+        let file = if path.is_dir() {
+            path.join("trace.tsv")
+        } else {
+            path.to_path_buf()
+        };
+        let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(t) = loaded.iter().find(|t| t.path == file) {
+            return Ok(TraceRef(t));
+        }
+        let trace = Trace::read(&file).map_err(|e| format!("trace {e}"))?;
+        let meta = file.with_file_name("meta.json");
+        let meta = std::fs::read_to_string(&meta)
+            .ok()
+            .map(|text| {
+                serde_json::from_str::<serde_json::Value>(&text)
+                    .map_err(|e| format!("{}: not JSON: {e}", meta.display()))
+            })
+            .transpose()?;
+        let name: &'static str = Box::leak(format!("trace:{}", path.display()).into_boxed_str());
+        let t: &'static TraceWorkload = Box::leak(Box::new(TraceWorkload::new(
+            name,
+            file,
+            &trace,
+            meta.as_ref(),
+        )?));
+        loaded.push(t);
+        Ok(TraceRef(t))
+    }
+
+    /// The loaded trace.
+    pub fn get(self) -> &'static TraceWorkload {
+        self.0
+    }
+
+    pub(super) fn info(self) -> &'static Info {
+        &self.0.info
+    }
+}
+
+/// Events the recorder's probes fired for `op` after its entry timestamp: its return probe.
+fn return_events(op: &Op) -> u64 {
+    u64::from(op.dur_ns.is_some())
+}
+
+impl TraceWorkload {
+    fn new(
+        name: &'static str,
+        path: PathBuf,
+        trace: &Trace,
+        meta: Option<&serde_json::Value>,
+    ) -> Result<TraceWorkload, String> {
+        let file = path.display().to_string();
+        let mut tranches: Vec<String> = Vec::new();
+        let lock_tranche: Vec<u32> = trace
+            .locks
+            .iter()
+            .map(|l| {
+                let i = tranches.iter().position(|t| *t == l.tranche);
+                i.unwrap_or_else(|| {
+                    tranches.push(l.tranche.clone());
+                    tranches.len() - 1
+                }) as u32
+            })
+            .collect();
+        let txns = trace.transactions().max(1) as f64;
+        // How many transactions take each lock (for the index root), and how often.
+        let mut txns_taking = vec![0u64; trace.locks.len()];
+        let mut takes = vec![0u64; trace.locks.len()];
+        for t in trace.clients.iter().flatten() {
+            let mut seen = vec![false; trace.locks.len()];
+            for op in t
+                .iter()
+                .filter(|o| o.entry.is_lock() && o.entry != Entry::Release)
+            {
+                let l = op.lock.expect("a lock op names its lock") as usize;
+                takes[l] += 1;
+                if !std::mem::replace(&mut seen[l], true) {
+                    txns_taking[l] += 1;
+                }
+            }
+        }
+        let mut wal = 0u32;
+        let mut first_of_tranche: Vec<Option<u32>> = vec![None; tranches.len()];
+        let lock_share: Vec<Share> = trace
+            .locks
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let first = *first_of_tranche[lock_tranche[i] as usize].get_or_insert(i as u32);
+                match l.tranche.as_str() {
+                    "LockFastPath" => Share::PerClient,
+                    "WALInsert" => {
+                        wal += 1;
+                        Share::WalInsert(wal - 1)
+                    }
+                    "BufferContent" if (txns_taking[i] as f64) < HOT_SHARE * txns => Share::Drawn,
+                    t if t.starts_with("PgStats") => Share::ByTranche(first),
+                    _ => Share::Shared,
+                }
+            })
+            .collect();
+        let lock_kind: Vec<Tranche> = trace
+            .locks
+            .iter()
+            .map(|l| match l.tranche.as_str() {
+                "ProcArray" => Tranche::PROC_ARRAY,
+                "XactSLRU" | "XactBuffer" => Tranche::XACT_SLRU,
+                "BufferContent" => Tranche::BUFFER_CONTENT,
+                "WALWrite" => Tranche::WAL_WRITE,
+                "XidGen" => Tranche::XID_GEN,
+                other => Tranche::register(Box::leak(other.to_string().into_boxed_str())),
+            })
+            .collect();
+        let per_client_locks: Vec<u32> = (0..trace.locks.len() as u32)
+            .filter(|&i| lock_share[i as usize] == Share::PerClient)
+            .collect();
+        let mut acc = 0;
+        let population: Vec<(u32, u64)> = (0..trace.locks.len())
+            .filter(|&i| lock_share[i] == Share::Drawn)
+            .map(|i| {
+                acc += takes[i];
+                (i as u32, acc)
+            })
+            .collect();
+
+        // Times: the probe cost and the unprobed CPU and TPS from the meta.
+        let num = |path: &[&str]| -> Option<f64> {
+            let mut v = meta?;
+            for p in path {
+                v = v.get(p)?;
+            }
+            v.as_f64()
+        };
+        let probe_ns = num(&["probe_cost_ns_per_event_estimate"]).unwrap_or(0.0);
+        let cpu_target_ns = num(&["unprobed", "server_cpu_us_per_txn"]).map(|us| us * 1e3);
+        let tps = num(&["unprobed", "tps"]);
+        let recorded_clients = num(&["pgbench", "clients"]).unwrap_or(trace.clients.len() as f64);
+
+        let mut notes = Vec::new();
+        let mut clients: Vec<Vec<Txn>> = Vec::new();
+        let mut raw_cpu = 0f64;
+        for (c, ct) in trace.clients.iter().enumerate() {
+            let mut out = Vec::new();
+            for (ti, ops) in ct.iter().enumerate() {
+                let (txn, cpu) = compile(ops, probe_ns, &lock_tranche, &lock_share)
+                    .map_err(|e| format!("{file}: client {c} transaction {ti}: {e}"))?;
+                raw_cpu += cpu;
+                out.push(txn);
+            }
+            clients.push(out);
+        }
+        let raw_mean = raw_cpu / txns;
+        let scale = match cpu_target_ns {
+            Some(target) if raw_mean > 0.0 => target / raw_mean,
+            _ => 1.0,
+        };
+        for t in clients.iter_mut().flatten() {
+            for s in t.steps.iter_mut() {
+                s.gap_ns = (s.gap_ns as f64 * scale).round() as u64;
+            }
+            t.tail_ns = (t.tail_ns as f64 * scale).round() as u64;
+        }
+        let idle_ns = match (tps, cpu_target_ns) {
+            (Some(tps), Some(cpu)) if tps > 0.0 => (recorded_clients * 1e9 / tps - cpu).max(0.0),
+            _ => 0.0,
+        } as u64;
+        if meta.is_none() {
+            notes.push(
+                "no meta.json beside the trace: the recorded gaps are replayed as they are \
+                 (probe cost included, no scaling) and there is no idle time between \
+                 transactions"
+                    .to_string(),
+            );
+        } else {
+            notes.push(format!(
+                "times: each gap less the earlier operation's duration and {probe_ns:.0} ns per \
+                 return probe, then scaled by {scale:.3} so a transaction's CPU is the unprobed \
+                 run's {:.1} us (CPU outside the traced span, before the first and after the \
+                 last LWLock operation, is spread over the gaps; the probe cost is a mean); idle \
+                 {:.1} us between transactions (pgbench's round trip: clients / unprobed TPS \
+                 less the server CPU per transaction)",
+                cpu_target_ns.unwrap_or(0.0) / 1e3,
+                idle_ns as f64 / 1e3
+            ));
+        }
+        notes.push(
+            "not expressed: heavyweight-lock waits, WAL flushes and other I/O, spinlocks and \
+             atomics outside LWLocks (the probes see LWLock entry points only); the proc \
+             array's scan under ProcArrayLock shared is the recorded hold, not scaled with the \
+             number of replay clients"
+                .to_string(),
+        );
+        let has = |name: &str| tranches.iter().any(|t| t == name);
+        let description: &'static str = Box::leak(
+            format!(
+                "a recorded PostgreSQL trace ({} clients, {} transactions) replayed",
+                trace.clients.len(),
+                trace.transactions()
+            )
+            .into_boxed_str(),
+        );
+        let locks: &'static str =
+            Box::leak(format!("as recorded: {}", tranches.join(", ")).into_boxed_str());
+        Ok(TraceWorkload {
+            info: Info {
+                name,
+                description,
+                locks,
+                counted: Counted::Transactions,
+                short: "one recorded transaction",
+                meaning: "one recorded PostgreSQL transaction, every LWLock operation in its \
+                          recorded order, its CPU and the round trip after it",
+                uses_clog: has("XactSLRU"),
+                uses_proc_array: false,
+                takes_snapshots: false,
+                holds_pin: false,
+                lmgr: None,
+                bad_reads: "",
+            },
+            path,
+            tranches,
+            lock_share,
+            lock_kind,
+            per_client_locks,
+            wal_locks: wal as usize,
+            population,
+            clients,
+            idle_ns,
+            scale,
+            cpu_ns_per_txn: raw_mean * scale,
+            notes,
+        })
+    }
+
+    /// `trace-` and the trace's directory name (its file's, for a file not named `trace.tsv`),
+    /// as a file name.
+    pub fn file_stem(&self) -> String {
+        let p = if self.path.file_name().is_some_and(|f| f == "trace.tsv") {
+            self.path.parent().unwrap_or(&self.path)
+        } else {
+            &self.path
+        };
+        let base = p
+            .file_stem()
+            .map_or("trace".into(), |f| f.to_string_lossy());
+        let safe: String = base
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        format!("trace-{safe}")
+    }
+
+    /// Count cells: tranches × modes × entries.
+    pub fn cells(&self) -> usize {
+        self.tranches.len() * TMode::ALL.len() * COUNTED_ENTRIES.len()
+    }
+
+    /// The cell of `(tranche, mode, entry)`.
+    pub fn cell(tranche: usize, mode: TMode, entry: Entry) -> usize {
+        (tranche * TMode::ALL.len() + mode_index(mode)) * COUNTED_ENTRIES.len() + entry_index(entry)
+    }
+
+    /// `(tranche, mode, entry)` of a cell.
+    pub fn cell_name(&self, cell: usize) -> (&str, TMode, Entry) {
+        let e = cell % COUNTED_ENTRIES.len();
+        let m = (cell / COUNTED_ENTRIES.len()) % TMode::ALL.len();
+        let t = cell / COUNTED_ENTRIES.len() / TMode::ALL.len();
+        (&self.tranches[t], TMode::ALL[m], COUNTED_ENTRIES[e])
+    }
+
+    /// The recorded clients.
+    pub fn clients(&self) -> usize {
+        self.clients.len()
+    }
+
+    /// Transactions of recorded client `c` in the trace.
+    pub fn transactions_of(&self, c: usize) -> usize {
+        self.clients[c].len()
+    }
+
+    /// The attempts per cell of `n` transactions of the replay client in `slot` (what
+    /// [`Replay::counts`] must show after it ran them).
+    pub fn expected_counts(&self, slot: usize, n: u64) -> Vec<u64> {
+        let c = slot % self.clients.len();
+        let txns = &self.clients[c];
+        let mut out = vec![0u64; self.cells()];
+        let mut add = |t: &Txn, times: u64| {
+            for &(cell, k) in &t.counts {
+                out[cell as usize] += k as u64 * times;
+            }
+        };
+        let len = txns.len() as u64;
+        let start = first_txn(slot, self.clients.len(), txns.len()) as u64;
+        for (i, t) in txns.iter().enumerate() {
+            // Transactions start, start+1, ... (mod len), n of them.
+            let off = (i as u64 + len - start) % len;
+            let times = n / len + u64::from(off < n % len);
+            add(t, times);
+        }
+        out
+    }
+}
+
+/// The first transaction a replay client runs (module docs).
+fn first_txn(slot: usize, clients: usize, len: usize) -> usize {
+    (slot / clients * 7919) % len.max(1)
+}
+
+/// A recorded transaction as steps; its probe-free CPU (ns).
+fn compile(
+    ops: &[Op],
+    probe_ns: f64,
+    lock_tranche: &[u32],
+    lock_share: &[Share],
+) -> Result<(Txn, f64), String> {
+    let mut txn = Txn::default();
+    let mut site = Site::Plain;
+    let mut cpu = 0f64;
+    let mut pending = 0f64;
+    let mut prev: Option<&Op> = None;
+    let mut open: Vec<(u32, usize)> = Vec::new();
+    for op in ops {
+        if let Some(p) = prev {
+            let gap = op.t_ns.saturating_sub(p.t_ns) as f64
+                - p.dur_ns.unwrap_or(0) as f64
+                - probe_ns * return_events(p) as f64;
+            pending += gap.max(0.0);
+        }
+        prev = Some(op);
+        match op.entry {
+            Entry::EndXact => site = Site::EndXact,
+            Entry::SetStatus => site = Site::SetStatus,
+            Entry::EndXactDone | Entry::SetStatusDone => site = Site::Plain,
+            _ => {}
+        }
+        if !op.entry.is_lock() {
+            continue;
+        }
+        let lock = op.lock.expect("a lock op names its lock");
+        let held_after = match op.entry {
+            Entry::Acquire => true,
+            Entry::Conditional | Entry::AcquireOrWait => op.result == "acquired",
+            _ => false,
+        };
+        let idx = txn.steps.len();
+        if op.entry == Entry::Release {
+            if let Some(k) = open.iter().rposition(|&(l, _)| l == lock) {
+                let (_, at) = open.remove(k);
+                txn.steps[at].release_at = idx as u32;
+            }
+        } else if held_after {
+            open.push((lock, idx));
+        }
+        let cell =
+            TraceWorkload::cell(lock_tranche[lock as usize] as usize, op.mode, op.entry) as u32;
+        match txn.counts.iter_mut().find(|(c, _)| *c == cell) {
+            Some((_, k)) => *k += 1,
+            None => txn.counts.push((cell, 1)),
+        }
+        if lock_share[lock as usize] == Share::Drawn && !txn.drawn.contains(&lock) {
+            txn.drawn.push(lock);
+        }
+        cpu += pending;
+        txn.ops += u64::from(op.entry != Entry::Release);
+        txn.steps.push(Step {
+            gap_ns: pending.round() as u64,
+            entry: op.entry,
+            lock,
+            mode: op.mode,
+            held_after,
+            site,
+            cell,
+            release_at: u32::MAX,
+        });
+        pending = 0.0;
+    }
+    cpu += pending;
+    txn.tail_ns = pending.round() as u64;
+    if let Some((l, _)) = open.first() {
+        return Err(format!(
+            "lock {l} is still held at the end of the transaction"
+        ));
+    }
+    Ok((txn, cpu))
+}
