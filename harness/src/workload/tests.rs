@@ -252,3 +252,49 @@ fn names_round_trip() {
         assert_eq!(Workload::from_name(w.name()), Some(*w));
     }
 }
+
+/// What the table's rows say each transaction takes is what it takes: counted through the
+/// counting lock family, per transaction, by tranche and mode.
+#[test]
+fn the_rows_lock_counts_are_what_a_transaction_takes() {
+    use crate::counting::{take_counts, CountingFamily};
+    type Counted = CountingFamily<crate::locks::StdFamily>;
+    let cases: [(Workload, &[(&str, &str, u64)]); 4] = [
+        (Workload::PgbenchSelect, &[("ProcArray", "shared", 1)]),
+        (
+            Workload::PgbenchWrite,
+            &[
+                ("ProcArray", "shared", 1),
+                ("ProcArray", "exclusive", 1),
+                ("XactSLRU", "exclusive", 1),
+            ],
+        ),
+        (
+            Workload::PgbenchWriteStatus,
+            &[
+                ("ProcArray", "shared", 1),
+                ("ProcArray", "exclusive", 1),
+                ("XactSLRU", "shared", STATUS_READS as u64),
+                ("XactSLRU", "exclusive", 1),
+            ],
+        ),
+        (
+            Workload::PgbenchN,
+            &[
+                ("ProcArray", "shared", 3),
+                ("ProcArray", "exclusive", 1),
+                ("XactSLRU", "exclusive", 1),
+            ],
+        ),
+    ];
+    for (wl, want) in cases {
+        let s = Shared::<Counted>::new(wl, 1, Layout::Dense);
+        let mut w = one_worker(0);
+        let _ = take_counts();
+        run_transactions(wl, &s, &mut w, 10);
+        let got = take_counts();
+        let want: std::collections::BTreeMap<_, _> =
+            want.iter().map(|&(t, m, n)| ((t, m), n * 10)).collect();
+        assert_eq!(got, want, "{}", wl.name());
+    }
+}
