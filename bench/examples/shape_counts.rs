@@ -17,10 +17,13 @@ use std::path::Path;
 
 type Counted = CountingFamily<RawFamily<RawAtomicLwLock>>;
 
+/// `(tranche, mode)` → acquisitions per transaction.
+type PerTxn = BTreeMap<(String, String), f64>;
+
 const TXNS: u64 = 1000;
 
 /// `(tranche, mode)` → acquisitions per transaction of `w`, one thread, no `--work`.
-fn shape(w: Workload) -> BTreeMap<(String, String), f64> {
+fn shape(w: Workload) -> PerTxn {
     let s = Shared::<Counted>::new(w, 1, Layout::Dense);
     let cfg = WorkerConfig {
         write_pct: 0,
@@ -41,7 +44,7 @@ fn shape(w: Workload) -> BTreeMap<(String, String), f64> {
 }
 
 /// `(tranche, mode)` → acquire attempts per transaction in a trace's summary.
-fn pg(dir: &Path) -> BTreeMap<(String, String), f64> {
+fn pg(dir: &Path) -> PerTxn {
     let path = dir.join("trace-summary.csv");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
         eprintln!("{}: {e}", path.display());
@@ -100,7 +103,7 @@ fn main() {
     ];
     for (trace, what, shapes) in groups {
         let real = pg(&dir.join(trace));
-        let counted: Vec<(&str, BTreeMap<(String, String), f64>)> = shapes
+        let counted: Vec<(&str, PerTxn)> = shapes
             .iter()
             .map(|n| (*n, shape(Workload::from_name(n).expect("a workload"))))
             .collect();

@@ -259,7 +259,9 @@ fn names_round_trip() {
 fn the_rows_lock_counts_are_what_a_transaction_takes() {
     use crate::counting::{take_counts, CountingFamily};
     type Counted = CountingFamily<crate::locks::StdFamily>;
-    let cases: [(Workload, &[(&str, &str, u64)]); 4] = [
+    /// (tranche, mode, acquisitions per transaction).
+    type Takes = &'static [(&'static str, &'static str, u64)];
+    let cases: [(Workload, Takes); 4] = [
         (Workload::PgbenchSelect, &[("ProcArray", "shared", 1)]),
         (
             Workload::PgbenchWrite,
