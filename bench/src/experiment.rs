@@ -1012,6 +1012,22 @@ value = 7808.1
         check(Path::new("x.toml"), parse(text)?)
     }
 
+    /// A trace in an experiment file is found relative to the file's directory; a missing one
+    /// is an error naming the field and the file.
+    #[test]
+    fn a_trace_workload_is_relative_to_the_experiment_file() {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/x.toml");
+        let text = GOOD.replace("\"pgbench-select\"", "\"trace:../traces/pg15-S-c1\"");
+        let e = check(&file, parse(&text).unwrap()).unwrap();
+        let t = e.workloads[0].trace().expect("a trace workload");
+        assert_eq!(t.get().clients(), 1);
+        assert!(!e.workloads[0].uses_clog() && e.workloads[0].name().starts_with("trace:"));
+        let text = GOOD.replace("\"pgbench-select\"", "\"trace:../traces/none\"");
+        let err = check(&file, parse(&text).unwrap()).unwrap_err();
+        assert_eq!(err.field, "workload.names[0]");
+        assert!(err.msg.contains("traces/none"), "{}", err.msg);
+    }
+
     #[test]
     fn good_file_checks() {
         let e = check_str(GOOD).unwrap();

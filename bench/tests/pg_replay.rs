@@ -75,7 +75,13 @@ fn replay_reproduces_the_traces_attempts_at_1_and_2_threads() {
         120,
     );
     type Atomic = RawFamily<RawAtomicLwLock>;
-    for name in ["pg15-S-c1", "pg15-N-c1", "pg15-S-c2", "pg15-N-c2"] {
+    for name in [
+        "pg15-S-c1",
+        "pg15-N-c1",
+        "pg15-S-c2",
+        "pg15-N-c2",
+        "pg15-tpcb-c2",
+    ] {
         for threads in [1, 2] {
             replay_matches::<Atomic>(name, threads);
         }

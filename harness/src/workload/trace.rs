@@ -16,21 +16,24 @@
 //!   shifted by the replay client's slot. `BufferContent`: a content lock taken by at least
 //!   [`HOT_SHARE`] of the transactions (the index root) is one shared lock; the others (leaf,
 //!   heap) are drawn afresh for each transaction from the recorded page population, weighted
-//!   by how often each was taken (distinct within a transaction), so N clients do not replay
-//!   one sequence of pages. Locks in dynamic shared memory (the `PgStats*` tranches), whose
-//!   address differs per backend, are one lock per tranche. Every other lock is the recorded
-//!   lock, shared by every replay client.
+//!   by how often each was taken (distinct within a transaction, and handed out in increasing
+//!   order along the transaction's nesting of them, so that nested holds follow one global
+//!   order and no two clients deadlock), so N clients do not replay one sequence of pages.
+//!   Locks in dynamic shared memory (the `PgStats*` tranches), whose address differs per
+//!   backend, are one lock per tranche. Every other lock is the recorded lock, shared by every
+//!   replay client.
 //! * **The lock family by tranche.** Each lock is created with its tranche, so a split family
 //!   ([`crate::locks::SplitFamily`]) picks its type by tranche: `ProcArray` is the
 //!   ProcArrayLock slot, `XactSLRU` and `XactBuffer` the CLOG slot.
 //! * **The group call sites.** The trace brackets `ProcArrayEndTransaction` and
 //!   `TransactionIdSetTreeStatus`. A lock with entry points replays what was recorded there
 //!   (PostgreSQL 15 tries `LWLockConditionalAcquire` and on failure joins the group: a failed
-//!   attempt here falls back to `LWLockAcquire`, counted apart in [`Replay::fallbacks`]). A lock
+//!   attempt here falls back to `LWLockAcquire`, counted apart in [`ClientState::fallbacks`]). A lock
 //!   without entry points (the group locks) runs its own protocol: the exclusive hold inside the
 //!   bracket becomes one `group` operation, the CPU recorded inside the hold its work. Any other
 //!   hold of a lock without entry points is replayed as a closure section with the operations
-//!   inside it nested; a trace whose holds of such a lock do not nest is refused for it.
+//!   inside it nested (a hold taken inside it and released after it ends with it: closures only
+//!   nest).
 //! * **Times.** The CPU between two operations is the recorded gap (entry to entry) less the
 //!   earlier operation's recorded duration and the probes' measured mean cost per event
 //!   (`meta.json`'s `probe_cost_ns_per_event_estimate`); all gaps of the trace are then scaled
@@ -508,6 +511,28 @@ fn first_txn(slot: usize, clients: usize, len: usize) -> usize {
     (slot / clients * 7919) % len.max(1)
 }
 
+/// The drawn locks of a transaction ordered so that every lock comes after the locks held
+/// while it was taken (outer before inner; otherwise in order of first use). The replay gives
+/// them drawn locks in increasing order, so that every replay client nests drawn locks in one
+/// global order (the instances' order) and no two deadlock, whatever was drawn.
+fn nesting_order(first_use: &[u32], nested: &[(u32, u32)]) -> Result<Vec<u32>, String> {
+    let mut out = Vec::with_capacity(first_use.len());
+    let mut left: Vec<u32> = first_use.to_vec();
+    while !left.is_empty() {
+        let Some(i) = left.iter().position(|&l| {
+            !nested
+                .iter()
+                .any(|&(outer, inner)| inner == l && left.contains(&outer))
+        }) else {
+            return Err(format!(
+                "content locks {left:?} are nested in a cycle: no order to replay them in"
+            ));
+        };
+        out.push(left.remove(i));
+    }
+    Ok(out)
+}
+
 /// A recorded transaction as steps; its probe-free CPU (ns).
 fn compile(
     ops: &[Op],
@@ -521,6 +546,7 @@ fn compile(
     let mut pending = 0f64;
     let mut prev: Option<&Op> = None;
     let mut open: Vec<(u32, usize)> = Vec::new();
+    let mut nested: Vec<(u32, u32)> = Vec::new();
     for op in ops {
         if let Some(p) = prev {
             let gap = op.t_ns.saturating_sub(p.t_ns) as f64
@@ -559,8 +585,18 @@ fn compile(
             Some((_, k)) => *k += 1,
             None => txn.counts.push((cell, 1)),
         }
-        if lock_share[lock as usize] == Share::Drawn && !txn.drawn.contains(&lock) {
-            txn.drawn.push(lock);
+        if lock_share[lock as usize] == Share::Drawn {
+            if !txn.drawn.contains(&lock) {
+                txn.drawn.push(lock);
+            }
+            if held_after {
+                // Taken inside the holds of the drawn locks still open: each an edge.
+                for &(outer, _) in open.iter().filter(|&&(l, _)| l != lock) {
+                    if lock_share[outer as usize] == Share::Drawn {
+                        nested.push((outer, lock));
+                    }
+                }
+            }
         }
         cpu += pending;
         txn.ops += u64::from(op.entry != Entry::Release);
@@ -578,6 +614,7 @@ fn compile(
     }
     cpu += pending;
     txn.tail_ns = pending.round() as u64;
+    txn.drawn = nesting_order(&txn.drawn, &nested)?;
     if let Some((l, _)) = open.first() {
         return Err(format!(
             "lock {l} is still held at the end of the transaction"

@@ -171,20 +171,22 @@ pub(in crate::workload) fn transaction<F: LockFamily>(t: TraceRef, s: &Shared<F>
     let txns = &tw.clients[slot % tw.clients.len()];
     let txn = &txns[st.next];
     st.next = (st.next + 1) % txns.len();
-    // Draw this transaction's leaf and heap pages.
+    // Draw this transaction's leaf and heap pages: distinct, weighted by how often each was
+    // taken, then handed out in increasing order along the transaction's nesting order (see
+    // `nesting_order`), so that nested holds follow one global order in every client.
     st.drawn.clear();
     if let Some(&(_, total)) = tw.population.last() {
-        for &from in &txn.drawn {
-            let to = loop {
-                let x = next_rand(&mut st.rng) % total;
-                let i = tw.population.partition_point(|&(_, c)| c <= x);
-                let to = tw.population[i].0;
-                if tw.population.len() <= txn.drawn.len() || !st.drawn.iter().any(|d| d.1 == to) {
-                    break to;
-                }
-            };
-            st.drawn.push((from, to));
+        let mut to: Vec<u32> = Vec::with_capacity(txn.drawn.len());
+        while to.len() < txn.drawn.len() {
+            let x = next_rand(&mut st.rng) % total;
+            let i = tw.population.partition_point(|&(_, c)| c <= x);
+            let pick = tw.population[i].0;
+            if tw.population.len() < txn.drawn.len() || !to.contains(&pick) {
+                to.push(pick);
+            }
         }
+        to.sort_unstable();
+        st.drawn.extend(txn.drawn.iter().copied().zip(to));
     }
     run_steps(r, slot, &txn.steps, 0, txn.steps.len(), st);
     cpu(txn.tail_ns);
