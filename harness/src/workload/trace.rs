@@ -34,6 +34,12 @@
 //!   hold of a lock without entry points is replayed as a closure section with the operations
 //!   inside it nested (a hold taken inside it and released after it ends with it: closures only
 //!   nest).
+//! * **The proc array.** Where the trace's transactions end xids, every ProcArrayLock shared
+//!   hold also runs the harness's `GetSnapshotData` scan over the trial's proc array (one slot
+//!   per replay client), so the hold grows with the clients as the proc-array model's does (the
+//!   recorded hold, a scan of the recorded server's few procs, is kept: a small double count).
+//!   A trace that ends no xid (`-S`) keeps the recorded holds: PostgreSQL 15 reuses its
+//!   snapshot while `xactCompletionCount` does not move (`GetSnapshotDataReuse`, since 14).
 //! * **Times.** The CPU between two operations is the recorded gap (entry to entry) less the
 //!   earlier operation's recorded duration and the probes' measured mean cost per event
 //!   (`meta.json`'s `probe_cost_ns_per_event_estimate`); all gaps of the trace are then scaled
@@ -154,6 +160,10 @@ pub struct TraceWorkload {
     /// The content-lock population: `(trace lock id, cumulative weight)`.
     population: Vec<(u32, u64)>,
     clients: Vec<Vec<Txn>>,
+    /// Whether a ProcArrayLock shared hold runs the proc-array model's scan: the trace's
+    /// transactions end xids (`ProcArrayEndTransaction` with one), so `xactCompletionCount`
+    /// moves and PostgreSQL 15's `GetSnapshotData` cannot reuse its snapshot.
+    pub scans_proc_array: bool,
     /// Idle time between a client's transactions (ns).
     pub idle_ns: u64,
     /// The factor the probe-free gaps were scaled by.
@@ -384,11 +394,27 @@ impl TraceWorkload {
         }
         notes.push(
             "not expressed: heavyweight-lock waits, WAL flushes and other I/O, spinlocks and \
-             atomics outside LWLocks (the probes see LWLock entry points only); the proc \
-             array's scan under ProcArrayLock shared is the recorded hold, not scaled with the \
-             number of replay clients"
+             atomics outside LWLocks (the probes see LWLock entry points only)"
                 .to_string(),
         );
+        let scans_proc_array = trace
+            .clients
+            .iter()
+            .flatten()
+            .flatten()
+            .any(|o| o.entry == Entry::EndXact && o.result == "xid");
+        notes.push(if scans_proc_array {
+            "ProcArrayLock's shared holds also run the harness's GetSnapshotData scan over the \
+             trial's proc array (one slot per replay client), so they grow with the clients as \
+             the model's do; the recorded hold (a scan of the recorded server's procs) is kept \
+             too, a small double count"
+                .to_string()
+        } else {
+            "ProcArrayLock's shared holds are the recorded ones: the trace ends no xid, so \
+             PostgreSQL 15 reuses its snapshot (xactCompletionCount unchanged) and does not \
+             scan the proc array"
+                .to_string()
+        });
         let has = |name: &str| tranches.iter().any(|t| t == name);
         let description: &'static str = Box::leak(
             format!(
@@ -424,6 +450,7 @@ impl TraceWorkload {
             wal_locks: wal as usize,
             population,
             clients,
+            scans_proc_array,
             idle_ns,
             scale,
             cpu_ns_per_txn: raw_mean * scale,

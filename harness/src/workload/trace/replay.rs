@@ -7,6 +7,7 @@ use super::{first_txn, Share, Site, Step, TraceRef, TraceWorkload, WAL_INSERT_LO
 use crate::clock;
 use crate::locks::{BenchLock, LockFamily};
 use crate::pgtrace::{Entry, Mode as TMode};
+use crate::snapshot::{AnyProcArray, ProcArrayState, SharedSection, SnapshotCache, Strategy};
 use crate::workload::worker::Worker;
 use crate::workload::Shared;
 use crossbeam_utils::CachePadded;
@@ -27,6 +28,9 @@ pub struct ClientState {
     /// Conditional or acquire-or-wait attempts that did not get the lock where the recorded
     /// one did, then took it with `LWLockAcquire` (not counted in `counts`).
     pub fallbacks: u64,
+    /// The client's snapshot buffers, for the proc-array scan inside ProcArrayLock's shared
+    /// holds.
+    cache: SnapshotCache,
 }
 
 /// The replay's locks and its clients' state for one trial of family `F`.
@@ -85,6 +89,7 @@ impl<F: LockFamily> Replay<F> {
                         idle_debt_ns: 0,
                         counts: vec![0; t.cells()],
                         fallbacks: 0,
+                        cache: SnapshotCache::with_capacity(procs),
                     }))
                 })
                 .collect(),
@@ -188,7 +193,7 @@ pub(in crate::workload) fn transaction<F: LockFamily>(t: TraceRef, s: &Shared<F>
         to.sort_unstable();
         st.drawn.extend(txn.drawn.iter().copied().zip(to));
     }
-    run_steps(r, slot, &txn.steps, 0, txn.steps.len(), st);
+    run_steps(r, &s.procs, slot, &txn.steps, 0, txn.steps.len(), st);
     cpu(txn.tail_ns);
     w.ops += txn.ops;
     if !st.held.is_empty() {
@@ -228,9 +233,26 @@ fn idle(ns: u64, st: &mut ClientState) {
     }
 }
 
+/// The lock a replay client already holds, as the proc-array model's shared section.
+struct Held;
+
+impl SharedSection for Held {
+    fn shared_section<R>(&self, f: impl FnOnce() -> R) -> R {
+        f()
+    }
+}
+
+/// Inside a ProcArrayLock shared hold, the harness's `GetSnapshotData` scan over the trial's
+/// proc array (one slot per replay client): the hold grows with the number of clients as the
+/// model's does. The recorded hold, which scanned the recorded server's few procs, is kept too.
+fn scan(procs: &ProcArrayState<AnyProcArray>, slot: usize, st: &mut ClientState) {
+    procs.snapshot(Strategy::Scan, &Held, slot, &mut st.cache);
+}
+
 /// Replays `steps[from..to]`.
 fn run_steps<F: LockFamily>(
     r: &Replay<F>,
+    procs: &ProcArrayState<AnyProcArray>,
     slot: usize,
     steps: &[Step],
     from: usize,
@@ -245,6 +267,11 @@ fn run_steps<F: LockFamily>(
         st.counts[step.cell as usize] += 1;
         let (l, var) = r.lock(slot, step.lock, &st.drawn);
         let mode = lw_mode(step.mode);
+        // A ProcArrayLock shared hold: GetSnapshotData's scan, over this trial's proc array.
+        let scans = r.trace.scans_proc_array
+            && r.trace.lock_kind[step.lock as usize] == Tranche::PROC_ARRAY
+            && mode == Mode::Shared
+            && step.held_after;
         let Some(ep) = l.entry_points() else {
             // A lock without entry points: its closure protocol, the steps inside its hold
             // nested. (Its releases are the ends of those holds.)
@@ -281,8 +308,15 @@ fn run_steps<F: LockFamily>(
                 continue;
             }
             match mode {
-                Mode::Shared => l.shared(|_| run_steps(r, slot, steps, i + 1, end, st)),
-                Mode::Exclusive => l.exclusive(|_| run_steps(r, slot, steps, i + 1, end, st)),
+                Mode::Shared => l.shared(|_| {
+                    if scans {
+                        scan(procs, slot, st);
+                    }
+                    run_steps(r, procs, slot, steps, i + 1, end, st)
+                }),
+                Mode::Exclusive => {
+                    l.exclusive(|_| run_steps(r, procs, slot, steps, i + 1, end, st))
+                }
             }
             if end > i && end < to {
                 cpu(steps[end].gap_ns);
@@ -335,6 +369,9 @@ fn run_steps<F: LockFamily>(
                 }
             }
             _ => unreachable!("only lock entry points are steps"),
+        }
+        if scans {
+            scan(procs, slot, st);
         }
         i += 1;
     }
