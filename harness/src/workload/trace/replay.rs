@@ -163,7 +163,10 @@ fn lw_mode(m: TMode) -> Mode {
     }
 }
 
-/// One transaction of the trace for `w`'s client.
+/// One transaction of the trace for `w`'s client. Not inlined, so that the replay's code does
+/// not change the generated code of the other workloads' transactions: simulated runs depend
+/// on it (as `pgbench::write_status`'s note says).
+#[inline(never)]
 pub(in crate::workload) fn transaction<F: LockFamily>(t: TraceRef, s: &Shared<F>, w: &mut Worker) {
     let r = s
         .replay
