@@ -55,6 +55,7 @@
 mod buffer;
 mod clog;
 mod end_xact;
+mod info;
 mod null;
 mod pgbench;
 mod section_check;
@@ -65,9 +66,10 @@ mod table;
 pub mod trace;
 mod worker;
 
+pub use info::{Counted, Info};
 pub use pgbench::STATUS_READS;
 pub use section_check::{SectionCheck, CHECK_EVERY};
-pub use table::{Counted, Info, Workload};
+pub use table::Workload;
 pub use worker::{Worker, WorkerConfig};
 
 use crate::bufmgr::HotPage;

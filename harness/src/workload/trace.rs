@@ -54,17 +54,23 @@
 //! The method's error and what a replay cannot express are listed per trace by
 //! [`TraceWorkload::notes`] (and in the guide).
 
-use super::table::{Counted, Info};
+use super::info::{Counted, Info};
 use crate::pgtrace::{Entry, Mode as TMode, Trace};
 use lwlock::Tranche;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 mod compile;
+mod counts;
 mod replay;
+mod run;
+mod step;
 use compile::compile;
-pub(super) use replay::{check, transaction};
-pub use replay::{replay_counts, ClientState, Replay};
+pub use counts::replay_counts;
+pub use replay::{ClientState, Replay};
+pub(super) use run::{check, transaction};
+pub use step::COUNTED_ENTRIES;
+use step::{Share, Site, Step, Txn};
 
 /// A content lock taken by at least this share of the transactions is the index root: one
 /// shared lock.
@@ -72,80 +78,6 @@ pub const HOT_SHARE: f64 = 0.9;
 
 /// WALInsert locks (`NUM_XLOGINSERT_LOCKS`).
 const WAL_INSERT_LOCKS: usize = 8;
-
-/// The lock entry points counted, in this order (an index of [`Replay::counts`]).
-pub const COUNTED_ENTRIES: [Entry; 5] = [
-    Entry::Acquire,
-    Entry::Conditional,
-    Entry::AcquireOrWait,
-    Entry::WaitForVar,
-    Entry::Release,
-];
-
-fn entry_index(e: Entry) -> usize {
-    COUNTED_ENTRIES
-        .iter()
-        .position(|x| *x == e)
-        .expect("a lock entry point")
-}
-
-fn mode_index(m: TMode) -> usize {
-    TMode::ALL.iter().position(|x| *x == m).expect("a mode")
-}
-
-/// How a recorded lock is instantiated for the replay clients.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Share {
-    /// One lock for every client: the recorded one.
-    Shared,
-    /// One lock per tranche (dynamic shared memory): the tranche's first recorded lock.
-    ByTranche(u32),
-    /// A copy per replay client (`LockFastPath`).
-    PerClient,
-    /// The `k`th WALInsert lock of the trace, shifted by the client's slot.
-    WalInsert(u32),
-    /// Drawn for each transaction from the content-lock population.
-    Drawn,
-}
-
-/// Where a lock operation was recorded: inside a group call site or not.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Site {
-    Plain,
-    EndXact,
-    SetStatus,
-}
-
-/// One replayed LWLock operation.
-#[derive(Clone, Copy, Debug)]
-struct Step {
-    /// CPU before it, scaled (ns).
-    gap_ns: u64,
-    entry: Entry,
-    lock: u32,
-    mode: TMode,
-    /// Whether the recorded call returned holding the lock.
-    held_after: bool,
-    site: Site,
-    /// Its count cell ([`TraceWorkload::cell`]).
-    cell: u32,
-    /// For an acquire that returned holding the lock: the index of its release in the
-    /// transaction (`u32::MAX` if the trace does not release it).
-    release_at: u32,
-}
-
-/// A transaction: its steps, the CPU after the last one, and its counts.
-#[derive(Clone, Debug, Default)]
-struct Txn {
-    steps: Vec<Step>,
-    tail_ns: u64,
-    /// `(cell of Replay::counts, attempts)`.
-    counts: Vec<(u32, u32)>,
-    /// The drawn content locks it takes, by trace lock id.
-    drawn: Vec<u32>,
-    /// Lock operations (acquire attempts and waits; releases not counted).
-    ops: u64,
-}
 
 /// A loaded trace, ready to replay (see the module docs).
 #[derive(Debug)]
@@ -486,7 +418,7 @@ impl TraceWorkload {
 
     /// The cell of `(tranche, mode, entry)`.
     pub fn cell(tranche: usize, mode: TMode, entry: Entry) -> usize {
-        (tranche * TMode::ALL.len() + mode_index(mode)) * COUNTED_ENTRIES.len() + entry_index(entry)
+        step::cell(tranche, mode, entry)
     }
 
     /// `(tranche, mode, entry)` of a cell.

@@ -2,7 +2,7 @@
 //! operation, where each hold ends, its count cell, and the order the drawn content locks are
 //! handed out in.
 
-use super::{Share, Site, Step, TraceWorkload, Txn};
+use super::step::{cell, Share, Site, Step, Txn};
 use crate::pgtrace::{Entry, Op};
 
 /// Events the recorder's probes fired for `op` after its entry timestamp: its return probe.
@@ -78,8 +78,7 @@ pub(super) fn compile(
         } else if held_after {
             open.push((lock, idx));
         }
-        let cell =
-            TraceWorkload::cell(lock_tranche[lock as usize] as usize, op.mode, op.entry) as u32;
+        let cell = cell(lock_tranche[lock as usize] as usize, op.mode, op.entry) as u32;
         match txn.counts.iter_mut().find(|(c, _)| *c == cell) {
             Some((_, k)) => *k += 1,
             None => txn.counts.push((cell, 1)),

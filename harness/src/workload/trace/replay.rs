@@ -8,8 +8,6 @@ use crate::clock;
 use crate::locks::{BenchLock, LockFamily};
 use crate::pgtrace::{Entry, Mode as TMode};
 use crate::snapshot::{AnyProcArray, ProcArrayState, SharedSection, SnapshotCache, Strategy};
-use crate::workload::worker::Worker;
-use crate::workload::Shared;
 use crossbeam_utils::CachePadded;
 use lwlock::sync::AtomicU64;
 use lwlock::{AcquireOrWait, Mode, Tranche};
@@ -18,11 +16,11 @@ use std::sync::Mutex;
 /// One replay client's state (only its own worker touches it).
 #[derive(Debug)]
 pub struct ClientState {
-    next: usize,
-    rng: u64,
-    held: Vec<(u32, Mode, bool)>,
-    drawn: Vec<(u32, u32)>,
-    idle_debt_ns: u64,
+    pub(super) next: usize,
+    pub(super) rng: u64,
+    pub(super) held: Vec<(u32, Mode, bool)>,
+    pub(super) drawn: Vec<(u32, u32)>,
+    pub(super) idle_debt_ns: u64,
     /// Attempts by cell ([`TraceWorkload::cell`]).
     pub counts: Vec<u64>,
     /// Conditional or acquire-or-wait attempts that did not get the lock where the recorded
@@ -30,7 +28,7 @@ pub struct ClientState {
     pub fallbacks: u64,
     /// The client's snapshot buffers, for the proc-array scan inside ProcArrayLock's shared
     /// holds.
-    cache: SnapshotCache,
+    pub(super) cache: SnapshotCache,
 }
 
 /// The replay's locks and its clients' state for one trial of family `F`.
@@ -40,7 +38,7 @@ pub struct Replay<F: LockFamily> {
     per_client: Vec<Vec<F::Lock<()>>>,
     wal: Vec<F::Lock<()>>,
     wal_vars: Vec<AtomicU64>,
-    clients: Box<[CachePadded<Mutex<ClientState>>]>,
+    pub(super) clients: Box<[CachePadded<Mutex<ClientState>>]>,
 }
 
 impl<F: LockFamily> std::fmt::Debug for Replay<F> {
@@ -102,7 +100,7 @@ impl<F: LockFamily> Replay<F> {
         (c.counts.clone(), c.fallbacks)
     }
 
-    fn lock(
+    pub(super) fn lock(
         &self,
         slot: usize,
         id: u32,
@@ -132,7 +130,7 @@ impl<F: LockFamily> Replay<F> {
     }
 }
 
-fn next_rand(x: &mut u64) -> u64 {
+pub(super) fn next_rand(x: &mut u64) -> u64 {
     *x ^= *x << 13;
     *x ^= *x >> 7;
     *x ^= *x << 17;
@@ -141,7 +139,7 @@ fn next_rand(x: &mut u64) -> u64 {
 
 /// Busy CPU for `ns` (charged as compute on the simulator).
 #[inline]
-fn cpu(ns: u64) {
+pub(super) fn cpu(ns: u64) {
     if ns == 0 {
         return;
     }
@@ -163,58 +161,8 @@ fn lw_mode(m: TMode) -> Mode {
     }
 }
 
-/// One transaction of the trace for `w`'s client. Not inlined, so that the replay's code does
-/// not change the generated code of the other workloads' transactions: simulated runs depend
-/// on it (as `pgbench::write_status`'s note says).
-#[inline(never)]
-pub(in crate::workload) fn transaction<F: LockFamily>(t: TraceRef, s: &Shared<F>, w: &mut Worker) {
-    let r = s
-        .replay
-        .as_deref()
-        .expect("a trace workload has its replay state");
-    let tw = t.0;
-    let slot = w.slot;
-    let mut st = r.clients[slot].lock().unwrap_or_else(|e| e.into_inner());
-    let st = &mut *st;
-    let txns = &tw.clients[slot % tw.clients.len()];
-    let txn = &txns[st.next];
-    st.next = (st.next + 1) % txns.len();
-    // Draw this transaction's leaf and heap pages: distinct, weighted by how often each was
-    // taken, then handed out in increasing order along the transaction's nesting order (see
-    // `nesting_order`), so that nested holds follow one global order in every client.
-    st.drawn.clear();
-    if let Some(&(_, total)) = tw.population.last() {
-        let mut to: Vec<u32> = Vec::with_capacity(txn.drawn.len());
-        while to.len() < txn.drawn.len() {
-            let x = next_rand(&mut st.rng) % total;
-            let i = tw.population.partition_point(|&(_, c)| c <= x);
-            let pick = tw.population[i].0;
-            if tw.population.len() < txn.drawn.len() || !to.contains(&pick) {
-                to.push(pick);
-            }
-        }
-        to.sort_unstable();
-        st.drawn.extend(txn.drawn.iter().copied().zip(to));
-    }
-    run_steps(r, &s.procs, slot, &txn.steps, 0, txn.steps.len(), st);
-    cpu(txn.tail_ns);
-    w.ops += txn.ops;
-    if !st.held.is_empty() {
-        // Released nowhere in the trace: the transaction's end releases them (LWLockReleaseAll).
-        for (id, mode, _) in std::mem::take(&mut st.held) {
-            let (l, _) = r.lock(slot, id, &st.drawn);
-            if let Some(ep) = l.entry_points() {
-                // SAFETY: `held` lists locks this client took through their entry points in
-                // `mode` and has not released.
-                unsafe { ep.release(mode) };
-            }
-        }
-    }
-    idle(tw.idle_ns, st);
-}
-
 /// Idle time between transactions: a sleep whose oversleep is carried into the next.
-fn idle(ns: u64, st: &mut ClientState) {
+pub(super) fn idle(ns: u64, st: &mut ClientState) {
     if ns == 0 {
         return;
     }
@@ -253,7 +201,7 @@ fn scan(procs: &ProcArrayState<AnyProcArray>, slot: usize, st: &mut ClientState)
 }
 
 /// Replays `steps[from..to]`.
-fn run_steps<F: LockFamily>(
+pub(super) fn run_steps<F: LockFamily>(
     r: &Replay<F>,
     procs: &ProcArrayState<AnyProcArray>,
     slot: usize,
@@ -378,88 +326,4 @@ fn run_steps<F: LockFamily>(
         }
         i += 1;
     }
-}
-
-/// After a trial: every client's attempts equal the trace's for the transactions it ran, and
-/// no client holds a lock.
-pub(in crate::workload) fn check<F: LockFamily>(
-    t: TraceRef,
-    s: &Shared<F>,
-    workers: &[Worker],
-) -> Result<(), String> {
-    let r = s
-        .replay
-        .as_deref()
-        .ok_or("a trace workload without its replay state")?;
-    for w in workers {
-        let st = r.clients[w.slot].lock().unwrap_or_else(|e| e.into_inner());
-        if !st.held.is_empty() {
-            return Err(format!(
-                "{}: replay client {} still holds {} locks",
-                t.0.info.name,
-                w.slot,
-                st.held.len()
-            ));
-        }
-        let want = t.0.expected_counts(w.slot, w.txns);
-        if let Some(cell) = (0..want.len()).find(|&c| want[c] != st.counts[c]) {
-            let (tr, m, e) = t.0.cell_name(cell);
-            return Err(format!(
-                "{}: replay client {} made {} {} {} {} attempts in {} transactions, the trace {}",
-                t.0.info.name,
-                w.slot,
-                st.counts[cell],
-                tr,
-                m.name(),
-                e.name(),
-                w.txns,
-                want[cell]
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Replays `n` transactions of `t` on each of `threads` threads (real threads, lock family
-/// `F`), checks the trial as a trial is checked, and returns each replay client's attempts by
-/// cell ([`TraceWorkload::cell`]) and its fallbacks: the counting the replay tests and the
-/// shape tables use.
-pub fn replay_counts<F: LockFamily>(
-    t: TraceRef,
-    threads: usize,
-    n: u64,
-) -> Result<Vec<(Vec<u64>, u64)>, String> {
-    use crate::workload::{check as check_trial, run_transactions, WorkerConfig, Workload};
-    let workload = Workload::Trace(t);
-    let s = std::sync::Arc::new(Shared::<F>::new(
-        workload,
-        threads,
-        crate::snapshot::Layout::Dense,
-    ));
-    let cfg = WorkerConfig {
-        write_pct: 0,
-        work: 0,
-        time_every: 64,
-        strategy: crate::snapshot::Strategy::Scan,
-    };
-    let handles: Vec<_> = (0..threads)
-        .map(|slot| {
-            let s = s.clone();
-            std::thread::spawn(move || {
-                let mut w = Worker::new(slot, threads, cfg);
-                run_transactions(workload, &s, &mut w, n);
-                w
-            })
-        })
-        .collect();
-    let workers: Vec<Worker> = handles
-        .into_iter()
-        .map(|h| h.join().map_err(|_| "a replay thread panicked".to_string()))
-        .collect::<Result<_, _>>()?;
-    check_trial(workload, &s, &workers)?;
-    let r = s
-        .replay
-        .as_deref()
-        .expect("a trace workload has its replay state");
-    Ok((0..threads).map(|slot| r.counts(slot)).collect())
 }
