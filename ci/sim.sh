@@ -9,8 +9,9 @@
 # 30 s), and lwbench's simulated engine (bench/tests/sim_engine.rs; bench/tests/sim_tools.rs:
 # --jobs, --set, --sensitivity; bench/tests/per_lock.rs: each lock's counters apart;
 # bench/tests/experiments.rs: every experiment file at a tiny scale; bench/tests/shards.rs:
-# --shard and lwbench merge, alone and on a real single-node Slurm;
-# bench/tests/sim_cpu.rs: CPU busy per point; the ticket-lock example on the simulator).
+# --shard and lwbench merge, alone and on a real single-node Slurm; bench/tests/sim_replay.rs:
+# a recorded PostgreSQL trace replayed; bench/tests/sim_cpu.rs: CPU busy per point; the
+# ticket-lock example on the simulator).
 # Usage: ci/sim.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,6 +37,8 @@ echo "== lwsim: every experiment file (bench/experiments/) at a tiny scale on th
 cargo test --release -p bench --features stats --test experiments -- --nocapture
 echo "== lwsim: --shard K/N and lwbench merge (the merge of 3 shards byte-identical to one run; missing, duplicate, foreign and incomplete shards refused; a sharded experiment on a real single-node Slurm, 4 array tasks and the merge job, skipped without Slurm unless LWLAB_REQUIRE_SLURM=1)"
 cargo test --release -p bench --features stats --test shards -- --nocapture
+echo "== lwsim: a recorded PostgreSQL trace replayed on the simulator (--workload trace:FILE: the counts checked, deterministic)"
+cargo test --release -p bench --features stats --test sim_replay
 echo "== lwsim: CPU busy and CPU seconds per transaction (one worker keeps one core of four busy; contention costs CPU)"
 cargo test --release -p bench --features stats --test sim_cpu
 

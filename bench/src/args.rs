@@ -28,12 +28,7 @@ pub enum LockSel {
 pub struct ThreadSpec(pub Vec<usize>);
 
 fn parse_workload(s: &str) -> Result<Workload, String> {
-    Workload::from_name(s.trim()).ok_or_else(|| {
-        format!(
-            "unknown workload '{s}' (valid: {})",
-            Workload::valid_names()
-        )
-    })
+    Workload::parse(s)
 }
 
 fn parse_lock(s: &str) -> Result<LockSel, String> {

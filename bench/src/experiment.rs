@@ -278,14 +278,17 @@ pub fn check(path: &Path, file: File) -> Result<Experiment, FieldError> {
     }
     let mut workloads = Vec::new();
     for (i, n) in w.names.iter().enumerate() {
-        let Some(x) = Workload::from_name(n) else {
-            return err(
-                format!("workload.names[{i}]"),
-                format!(
-                    "unknown workload \"{n}\" (valid: {})",
-                    Workload::valid_names()
-                ),
-            );
+        // A trace's file is relative to the experiment file's directory.
+        let resolved = match n.strip_prefix("trace:") {
+            Some(f) if !Path::new(f).is_absolute() => {
+                let dir = path.parent().unwrap_or(Path::new("."));
+                format!("trace:{}", dir.join(f).display())
+            }
+            _ => n.clone(),
+        };
+        let x = match Workload::parse(&resolved) {
+            Ok(x) => x,
+            Err(e) => return err(format!("workload.names[{i}]"), e),
         };
         if workloads.contains(&x) {
             return err(format!("workload.names[{i}]"), format!("\"{n}\" twice"));
@@ -1007,6 +1010,22 @@ value = 7808.1
 
     fn check_str(text: &str) -> Result<Experiment, FieldError> {
         check(Path::new("x.toml"), parse(text)?)
+    }
+
+    /// A trace in an experiment file is found relative to the file's directory; a missing one
+    /// is an error naming the field and the file.
+    #[test]
+    fn a_trace_workload_is_relative_to_the_experiment_file() {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/x.toml");
+        let text = GOOD.replace("\"pgbench-select\"", "\"trace:../traces/pg15-S-c1\"");
+        let e = check(&file, parse(&text).unwrap()).unwrap();
+        let t = e.workloads[0].trace().expect("a trace workload");
+        assert_eq!(t.get().clients(), 1);
+        assert!(!e.workloads[0].uses_clog() && e.workloads[0].name().starts_with("trace:"));
+        let text = GOOD.replace("\"pgbench-select\"", "\"trace:../traces/none\"");
+        let err = check(&file, parse(&text).unwrap()).unwrap_err();
+        assert_eq!(err.field, "workload.names[0]");
+        assert!(err.msg.contains("traces/none"), "{}", err.msg);
     }
 
     #[test]

@@ -10,7 +10,7 @@
 use crate::report::{PointRow, Variant};
 use lwharness::registry::LockKind;
 use lwharness::snapshot::{Layout, Strategy};
-use lwharness::workload::Workload;
+use lwharness::workload::{Counted, Workload};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::fmt::Write as _;
@@ -31,104 +31,19 @@ pub struct Unit {
     pub short: &'static str,
 }
 
-/// The unit of `w`'s figures. (An exhaustive match: a new workload must say what its
-/// transaction is.)
+/// The unit of `w`'s figures, from its row of the workload table.
 pub fn unit(w: Workload) -> Unit {
-    const TPS: (&str, &str, &str) = ("TPS", "transactions per second", "transaction");
-    const OPS: (&str, &str, &str) = ("lock ops/s", "lock operations per second", "lock operation");
-    let ((rate, rate_long, item), short, meaning) = match w {
-        Workload::Null => (
-            OPS,
-            "one shared acquire + release",
-            "one shared acquire + release (a lock microbenchmark: lock operations per second \
-             is the unit)",
-        ),
-        Workload::NullX => (
-            OPS,
-            "one exclusive acquire + release",
-            "one exclusive acquire + release (a lock microbenchmark: lock operations per \
-             second is the unit)",
-        ),
-        Workload::Snapshot => (
-            TPS,
-            "one snapshot or one short write transaction",
-            "one snapshot (GetSnapshotData under ProcArrayLock shared), or with --write-pct one \
-             short write transaction (assign an xid, end it)",
-        ),
-        Workload::EndXact => (
-            TPS,
-            "one commit",
-            "one commit: assign an xid, then ProcArrayEndTransaction",
-        ),
-        Workload::Clog => (
-            TPS,
-            "one CLOG status update",
-            "one CLOG status update (a fresh xid's commit status)",
-        ),
-        Workload::PgbenchSelect => (
-            TPS,
-            "one snapshot + work",
-            "one snapshot plus --work (pgbench -S)",
-        ),
-        Workload::PgbenchN => (
-            TPS,
-            "3 snapshots, xid, CLOG commit, end-of-transaction",
-            "pgbench -N statement by statement: a snapshot per statement (3), the xid at the \
-             first write, --work over the statements and the commit, CLOG commit, end of \
-             transaction (5 lock operations)",
-        ),
-        Workload::SelectLmgr => (
-            TPS,
-            "vxid + 2 relation locks (partitioned), snapshot, index root, work",
-            "pgbench -S as 9.1 ran it: the vxid lock and two relation locks through the lock \
-             partitions, a snapshot, the index root page, --work, LockReleaseAll (6 partition-lock \
-             operations)",
-        ),
-        Workload::SelectFastpath => (
-            TPS,
-            "fast-path relation locks, partitioned vxid, snapshot, work",
-            "pgbench -S with 9.2's fast-path relation locks: the vxid lock through its \
-             partition, the relation locks under the backend's own fpInfoLock",
-        ),
-        Workload::SelectLazyVxid => (
-            TPS,
-            "fast-path and lazy vxid locks, snapshot, work",
-            "pgbench -S with fast-path relation locks and lazy vxid locks: only the backend's \
-             own fpInfoLock and ProcArrayLock",
-        ),
-        Workload::PgbenchWrite => (
-            TPS,
-            "xid, snapshot, CLOG commit, end-of-transaction",
-            "xid, snapshot, CLOG commit, end of transaction (pgbench -N; 3 lock operations)",
-        ),
-        Workload::PgbenchWriteStatus => (
-            TPS,
-            "xid, snapshot, CLOG lookups, CLOG commit, end-of-transaction",
-            "xid, snapshot, 3 CLOG status lookups (shared), CLOG commit, end of transaction \
-             (pgbench -N with visibility checks)",
-        ),
-        Workload::Pin => (
-            TPS,
-            "one buffer read",
-            "one buffer read: pin, read under the content lock shared, unpin",
-        ),
-        Workload::PinHeld => (
-            TPS,
-            "one buffer read",
-            "one buffer read (the pin kept across reads)",
-        ),
-        Workload::PinVm => (
-            TPS,
-            "one visibility-map read",
-            "one visibility-map bit read with no lock and --work (the pin kept across reads)",
-        ),
+    let i = w.info();
+    let (rate, rate_long, item) = match i.counted {
+        Counted::Transactions => ("TPS", "transactions per second", "transaction"),
+        Counted::LockOps => ("lock ops/s", "lock operations per second", "lock operation"),
     };
     Unit {
         rate,
         rate_long,
         item,
-        meaning,
-        short,
+        meaning: i.meaning,
+        short: i.short,
     }
 }
 
@@ -1040,9 +955,10 @@ pub fn summary_md(meta: &serde_json::Value, workloads: &[Workload], points: &[Po
         }
         let _ = writeln!(
             s,
-            "\n![{0}: {1} vs threads, median and min–max]({0}.svg)\n",
+            "\n![{0}: {1} vs threads, median and min–max]({2}.svg)\n",
             w.name(),
-            u.rate
+            u.rate,
+            w.file_stem()
         );
     }
     s

@@ -149,7 +149,7 @@ impl Output {
         };
         for &w in &plan.workloads {
             crate::figures::plot(
-                &out.join(format!("{}.svg", w.name())),
+                &out.join(format!("{}.svg", w.file_stem())),
                 w,
                 &self.points,
                 cores,

@@ -7,7 +7,10 @@
 mod common;
 
 use common::bench;
+use lwbench::locks::RawFamily;
 use lwharness::pgtrace::{Entry, Trace};
+use lwharness::workload::trace::{replay_counts, TraceRef};
+use lwlock::RawAtomicLwLock;
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
@@ -217,6 +220,37 @@ fn records_select_only_at_one_client() {
     for (k, v) in &counts {
         let s = per[k];
         assert!((s - v).abs() < 1e-4, "{k:?}: trace {v}, summary {s}");
+    }
+    // The fresh recording replayed at 1 and 2 threads on the real engine: each replay client
+    // runs every recorded transaction once, and its attempts per transaction by tranche, mode
+    // and entry point are the summary's.
+    let t = TraceRef::load(&out).unwrap_or_else(|e| panic!("{e}"));
+    for threads in [1, 2] {
+        let n = parsed.clients[0].len() as u64;
+        let replayed = replay_counts::<RawFamily<RawAtomicLwLock>>(t, threads, n)
+            .unwrap_or_else(|e| panic!("replay at {threads} threads: {e}"));
+        for (slot, (cells, _)) in replayed.iter().enumerate() {
+            let mut got: HashMap<(String, String, String), f64> = HashMap::new();
+            for (i, &k) in cells.iter().enumerate().filter(|(_, &k)| k > 0) {
+                let (tr, m, e) = t.get().cell_name(i);
+                got.insert(
+                    (tr.to_string(), m.name().into(), e.name().into()),
+                    k as f64 / n as f64,
+                );
+            }
+            assert_eq!(
+                got.len(),
+                per.len(),
+                "replay client {slot} of {threads}: {got:?}"
+            );
+            for (k, v) in &got {
+                let s = per[k];
+                assert!(
+                    (s - v).abs() < 1e-4,
+                    "replay client {slot} of {threads}, {k:?}: replay {v}, summary {s}"
+                );
+            }
+        }
     }
     // Nothing left behind.
     assert!(

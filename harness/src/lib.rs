@@ -42,6 +42,8 @@ pub mod bufmgr;
 #[cfg(not(loom))]
 pub mod clock;
 #[cfg(not(loom))]
+pub mod counting;
+#[cfg(not(loom))]
 pub mod engine;
 #[cfg(not(loom))]
 pub mod entry_points;

@@ -401,6 +401,9 @@ impl<P: LockFamily, C: LockFamily, R: LockFamily, T: Send + Sync + 'static> Benc
     fn held(&self) -> Option<(bool, bool)> {
         split!(self, l => l.held())
     }
+    fn entry_points(&self) -> Option<&dyn crate::entry_points::EntryPoints> {
+        split!(self, l => l.entry_points())
+    }
 }
 
 /// The family of [`StdLocked`].

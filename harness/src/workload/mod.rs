@@ -1,0 +1,319 @@
+//! The workloads: one transaction of each, written once, generic over the lock family.
+//!
+//! Layout: the table of workloads is `table.rs` (one row each: name, description, the
+//! PostgreSQL locks it takes, what one transaction counts as, the settings that apply, its
+//! transaction function and its own check); each transaction function lives in a file of its
+//! own, named after the PostgreSQL code it stands for (`null.rs`, `snapshot.rs`, `end_xact.rs`,
+//! `clog.rs`, `pgbench.rs`, `buffer.rs`, `select_lmgr.rs`, and `trace.rs`, the replay of a
+//! recorded PostgreSQL trace, `trace:FILE`); the steps they are made of (`GetSnapshotData`,
+//! `ProcArrayEndTransaction`, the CLOG commit, a buffer read) are `steps.rs`; a thread's state
+//! is `worker.rs`, the section checks `section_check.rs`. This file holds what every workload
+//! shares: the trial's shared state, the loop and the checks after a trial.
+//!
+//! | name | one transaction | lock operations |
+//! |---|---|---|
+//! | `null` | shared acquire + release, empty critical section | 1 shared |
+//! | `null-x` | exclusive acquire + release (the section bumps a counter, for the check) | 1 exclusive |
+//! | `snapshot` | one `GetSnapshotData` with the `--snapshot` strategy over the `--layout` proc array, or (`--write-pct` percent of transactions) instead a short write transaction: assign an xid and end it at once (`ProcArrayEndTransaction`, exclusive; no snapshot), so at most one xid per thread runs and a snapshot's cost does not grow with the trial | 1 shared (0 for an `optimistic` snapshot validated without the lock), or 1 exclusive for a write |
+//! | `end-xact` | assign an xid, `--work`, `ProcArrayEndTransaction` (exclusive; group clear for group locks) | 1 exclusive |
+//! | `clog` | a fresh xid, `--work` (where the commit writes WAL), its commit status set in its CLOG page (exclusive; grouped by page for `clog-group`) | 1 exclusive |
+//! | `pgbench-select` | one snapshot plus `--work` (`pgbench -S`) | 1 shared |
+//! | `pgbench-write` | xid, snapshot, `--work`, CLOG commit, end of transaction (`pgbench -N`) | 1 shared + 2 exclusive (ProcArrayLock, XactSLRU) |
+//! | `pgbench-write-status` | `pgbench-write` plus [`STATUS_READS`] `TransactionIdGetStatus` lookups of recent xids under the CLOG lock shared, each with its SLRU slot search, before `--work` | 1 + 3 shared + 2 exclusive |
+//! | `pin` | pin a hot buffer (atomic refcount in its header), read it under its content lock shared, `--work` (the page's tuples, processed with the lock released), unpin | 1 shared |
+//! | `pin-held` | the same read and `--work`, the pin kept across accesses | 1 shared |
+//! | `pin-vm` | the hot page kept pinned; each read checks its visibility-map bit with no lock, then `--work` (seed 003's patch 3) | none |
+//! | `trace:FILE` | one recorded PostgreSQL transaction replayed through the locks' entry points (`trace.rs`) | as recorded |
+//!
+//! `--work` in the pin workloads is the per-page work of a sequential scan: `heapgetpage`
+//! (`heap_prepare_pagescan` since 17) pins the page, takes its content lock shared only to
+//! collect the visible tuples' offsets, releases the lock, and the executor then processes those
+//! tuples with the page still pinned; the pin is dropped when the scan moves to the next page.
+//! Seed 003's scan spends about 24 µs per heap page. `pin-vm` is the seed's patch 3: the
+//! visibility-map page stays pinned across heap pages (one pin per scan, not per page) and its
+//! bit is read with no lock (`visibilitymap_get_status`), so a read moves no shared line.
+//!
+//! # Checks
+//! Every trial is checked, during the run and after it:
+//! * **Section checks** ([`SectionCheck`], one per lock): a sampled critical section (one in
+//!   [`CHECK_EVERY`] on average) asks the lock whether it is held in its mode (a shared section
+//!   must find it held, an exclusive one held exclusively) and asserts no overlap: an exclusive
+//!   section counts itself in and out of a writer counter (no second writer) and bumps a writer
+//!   epoch; a shared section, which writes nothing shared (so that the check does not limit a
+//!   reader-scalable lock), requires no writer inside and the epoch unchanged across it, as a
+//!   seqlock reader does. Writers write a four-word value that they keep equal, so a reader that
+//!   overlaps a writer may also see it torn. A lock that takes nothing for a shared acquire, or
+//!   only a shared hold for an exclusive one, fails these (`--locks broken` proves it per
+//!   workload).
+//! * **After the trial**: every ended transaction is counted in `xactCompletionCount`, no xid is
+//!   left running, every CLOG commit is in the CLOG, the null-x counter equals its exclusive
+//!   sections, no buffer pin is left, and every snapshot's running xids lie in `[xmin, xmax)`;
+//!   `pin-vm` counted one map read per transaction, each found its page all-visible, and the map
+//!   word is unchanged; `pgbench-write-status` did [`STATUS_READS`] lookups per transaction, each
+//!   read a valid status, and each thread saw its own previous commit committed.
+
+mod buffer;
+mod clog;
+mod end_xact;
+mod info;
+mod null;
+mod pgbench;
+mod section_check;
+mod select_lmgr;
+mod snapshot;
+mod steps;
+mod table;
+pub mod trace;
+mod worker;
+
+pub use info::{Counted, Info};
+pub use pgbench::STATUS_READS;
+pub use section_check::{SectionCheck, CHECK_EVERY};
+pub use table::Workload;
+pub use worker::{Worker, WorkerConfig};
+
+use crate::bufmgr::HotPage;
+use crate::lmgr::LockManager;
+use crate::locks::{BenchLock, LockFamily};
+use crate::pgshared::{
+    BufferDesc, Clog, Page, XidGen, CLOG_XACTS_PER_PAGE, INVALID_XID, XACT_COMMITTED,
+};
+use crate::snapshot::{AnyProcArray, Layout, ProcArrayState};
+use crossbeam_utils::CachePadded;
+use lwlock::Tranche;
+use std::hint::black_box;
+// The shim's atomics: std's in a normal build, the simulator's under `--cfg lwsim`, so that
+// `--engine sim` runs this same workload code on a simulated machine.
+use lwlock::sync::{AtomicBool, AtomicU64, Ordering};
+
+/// One worker's progress, published after every transaction so that the driver can count the
+/// work done inside the measurement window (start to stop signal) without waiting for
+/// stragglers. Padded: each worker writes only its own.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Lock operations done.
+    pub ops: AtomicU64,
+    /// Transactions done.
+    pub txns: AtomicU64,
+}
+
+impl Progress {
+    /// `(ops, txns)` as one pair while the worker runs: `txns` is read between two reads of
+    /// `ops` that agree (retried up to 64 times, then the last reads are taken), so the pair
+    /// is off by at most the one transaction whose two stores it fell between. A reader
+    /// preempted between two plain loads would otherwise pair an old `ops` with a `txns`
+    /// thousands of transactions newer. Acquire keeps the three loads in order (they publish
+    /// nothing; the worker's stores stay Relaxed).
+    pub fn snapshot(&self) -> (u64, u64) {
+        let mut last = (0, 0);
+        for _ in 0..64 {
+            let o1 = self.ops.load(Ordering::Acquire);
+            let t = self.txns.load(Ordering::Acquire);
+            let o2 = self.ops.load(Ordering::Acquire);
+            last = (o2, t);
+            if o1 == o2 {
+                break;
+            }
+        }
+        last
+    }
+}
+
+/// CLOG pages in the ring (16 × 32 768 xids).
+const CLOG_PAGES: usize = 16;
+
+/// Everything the threads of one trial share.
+pub struct Shared<F: LockFamily> {
+    /// The proc array, `latestCompletedXid` and `xactCompletionCount` (shared memory: atomics
+    /// that ProcArrayLock orders, so that the optimistic snapshot can read them without it).
+    pub procs: ProcArrayState<AnyProcArray>,
+    /// ProcArrayLock.
+    pub proc_array: F::Lock<()>,
+    /// The CLOG lock and the CLOG.
+    pub clog: F::Lock<Clog>,
+    /// The lock of the null workloads (a counter for the exclusive one).
+    pub null: F::Lock<u64>,
+    /// The hot buffer of the pin workloads.
+    pub buffer: BufferDesc<F::Lock<Page>>,
+    /// The lock manager's partition and fast-path locks (empty but for the `select-*`
+    /// workloads).
+    pub lmgr: LockManager<F>,
+    /// The primary key's root page of the `select-*` workloads, reached as 9.1 reached it.
+    pub root_page: Option<HotPage<F>>,
+    /// The xid counter.
+    pub xids: XidGen,
+    /// Set by the driver when the trial's time is up.
+    pub stop: AtomicBool,
+    /// Section checks of ProcArrayLock.
+    pub proc_array_check: CachePadded<SectionCheck>,
+    /// Section checks of the CLOG lock.
+    pub clog_check: CachePadded<SectionCheck>,
+    /// Section checks of the null workloads' lock.
+    pub null_check: CachePadded<SectionCheck>,
+    /// Section checks of the buffer content lock.
+    pub buffer_check: CachePadded<SectionCheck>,
+    /// Per-slot progress (one per proc-array slot; workers use slots `0..threads`).
+    pub progress: Box<[CachePadded<Progress>]>,
+    /// The replay's locks and per-client state (a `trace:FILE` workload only).
+    pub replay: Option<Box<trace::Replay<F>>>,
+}
+
+impl<F: LockFamily> std::fmt::Debug for Shared<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared").finish_non_exhaustive()
+    }
+}
+
+impl<F: LockFamily> Shared<F> {
+    /// Fresh state for `procs` procs in proc-array `layout`.
+    pub fn new(workload: Workload, procs: usize, layout: Layout) -> Self {
+        let clog_pages = if workload.uses_clog() { CLOG_PAGES } else { 1 };
+        Shared {
+            procs: ProcArrayState::with_layout(AnyProcArray::new(layout, procs)),
+            proc_array: F::Lock::new((), Tranche::PROC_ARRAY),
+            clog: F::Lock::new(Clog::new(clog_pages), Tranche::XACT_SLRU),
+            null: F::Lock::new(0, Tranche::DEFAULT),
+            buffer: BufferDesc {
+                refcount: Default::default(),
+                content: F::Lock::new(Page::default(), Tranche::BUFFER_CONTENT),
+            },
+            lmgr: LockManager::new(if workload.lmgr().is_some() { procs } else { 0 }),
+            // Any fixed partition: the root's tag always hashes to the same one.
+            root_page: workload.lmgr().map(|_| HotPage::new(7)),
+            xids: XidGen::default(),
+            stop: AtomicBool::new(false),
+            proc_array_check: Default::default(),
+            clog_check: Default::default(),
+            null_check: Default::default(),
+            buffer_check: Default::default(),
+            progress: (0..procs).map(|_| Default::default()).collect(),
+            replay: workload
+                .trace()
+                .map(|t| Box::new(trace::Replay::new(t, procs))),
+        }
+    }
+
+    /// The first section-check violation of any lock, if one failed.
+    pub fn section_checks(&self) -> Result<(), String> {
+        for (name, c) in [
+            ("ProcArrayLock", &self.proc_array_check),
+            ("XactSLRU", &self.clog_check),
+            ("null lock", &self.null_check),
+            ("buffer content lock", &self.buffer_check),
+        ] {
+            c.result().map_err(|e| format!("{name}: {e}"))?;
+        }
+        Ok(())
+    }
+}
+
+/// One transaction of `workload`, and the progress it publishes.
+#[inline]
+fn transaction<F: LockFamily>(workload: Workload, s: &Shared<F>, w: &mut Worker) {
+    workload.run_one(s, w);
+    w.txns += 1;
+    // Relaxed: read by the driver at the stop signal; a value a few transactions old is fine.
+    let p = &s.progress[w.slot];
+    p.ops.store(w.ops, Ordering::Relaxed);
+    p.txns.store(w.txns, Ordering::Relaxed);
+}
+
+/// Runs `n` transactions of `workload` (the criterion benchmarks' unit of work: each sample
+/// runs a fixed number of operations spread over the threads).
+pub fn run_transactions<F: LockFamily>(workload: Workload, s: &Shared<F>, w: &mut Worker, n: u64) {
+    for _ in 0..n {
+        transaction(workload, s, w);
+    }
+    black_box(w.sink);
+}
+
+/// Runs transactions until `s.stop` is set.
+pub fn run_until_stopped<F: LockFamily>(workload: Workload, s: &Shared<F>, w: &mut Worker) {
+    if workload.holds_pin() {
+        s.buffer.pin();
+    }
+    // Relaxed: the flag carries no data; the join that follows orders everything.
+    while !s.stop.load(Ordering::Relaxed) {
+        transaction(workload, s, w);
+    }
+    if workload.holds_pin() {
+        s.buffer.unpin();
+    }
+    // A snapshot-workload writer leaves its last transaction running; end it outside the count
+    // so that the proc array is clean for the checks.
+    if w.xid != INVALID_XID {
+        let (slot, xid, procs) = (w.slot, w.xid, &s.procs);
+        s.proc_array.exclusive(|_| procs.end_xact(slot, xid));
+        w.ends += 1;
+        w.xid = INVALID_XID;
+    }
+    black_box(w.sink);
+}
+
+/// The harness's correctness checks after a trial (best practice: every benchmark run checks
+/// the invariants the lock must keep).
+pub fn check<F: LockFamily>(
+    workload: Workload,
+    s: &Shared<F>,
+    workers: &[Worker],
+) -> Result<(), String> {
+    s.section_checks()
+        .map_err(|e| format!("{}: {e}", workload.name()))?;
+    let ends: u64 = workers.iter().map(|w| w.ends).sum();
+    let clog_ops: u64 = workers.iter().map(|w| w.clog_ops).sum();
+    let bad: u64 = workers.iter().map(|w| w.bad_reads).sum();
+    let completions = s.proc_array.shared(|_| s.procs.completion_count());
+    if completions != ends {
+        return Err(format!(
+            "{}: xactCompletionCount {completions} != {ends} transactions ended",
+            workload.name()
+        ));
+    }
+    if let Some(i) = s.procs.first_running() {
+        return Err(format!(
+            "{}: proc {i} still has a running xid",
+            workload.name()
+        ));
+    }
+    // Each thread's last commit must be in the CLOG, unless the page ring has since wrapped
+    // over it (a thread starved while the others committed a ring's worth of xids).
+    let newest = workers
+        .iter()
+        .map(|w| w.last_clog_xid)
+        .max()
+        .unwrap_or(INVALID_XID);
+    let window = (CLOG_PAGES as u32 - 1) * CLOG_XACTS_PER_PAGE;
+    let (updates, missing) = s.clog.shared(|c| {
+        let missing = workers
+            .iter()
+            .filter(|w| w.last_clog_xid != INVALID_XID && newest - w.last_clog_xid < window)
+            .filter(|w| c.status(w.last_clog_xid) != XACT_COMMITTED)
+            .count();
+        (c.updates, missing)
+    });
+    if updates != clog_ops || missing != 0 {
+        return Err(format!(
+            "{}: CLOG has {updates} updates for {clog_ops} commits, {missing} last commits missing",
+            workload.name()
+        ));
+    }
+    s.lmgr
+        .check()
+        .map_err(|e| format!("{}: {e}", workload.name()))?;
+    if let Some(p) = &s.root_page {
+        p.check().map_err(|e| format!("{}: {e}", workload.name()))?;
+    }
+    workload.check_own(s, workers)?;
+    let pins = s.buffer.refcount.load(Ordering::Acquire);
+    if pins != 0 {
+        return Err(format!("{}: buffer left with {pins} pins", workload.name()));
+    }
+    if bad != 0 {
+        let what = workload.info().bad_reads;
+        return Err(format!("{}: {bad} {what}", workload.name()));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,49 @@
+//! The `pgbench -S` transactions of seed 000's thread, one per release of the lock manager:
+//! `select-lmgr` (9.1: the vxid lock and two relation locks through the lock partitions),
+//! `select-fastpath` (9.2's fast-path relation locks; the vxid lock still partitioned) and
+//! `select-lazy-vxid` (fast-path relation locks and lazy vxid locks: no lock-partition
+//! traffic). Each takes a snapshot and reads the primary key's root page as 9.1 did.
+
+use super::steps::take_snapshot;
+use super::worker::Worker;
+use super::Shared;
+use crate::lmgr::LmgrRelease;
+use crate::locks::LockFamily;
+
+/// `select-lmgr`.
+#[inline]
+pub(super) fn partitioned<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
+    select(LmgrRelease::Partitioned, s, w)
+}
+
+/// `select-fastpath`.
+#[inline]
+pub(super) fn fast_path<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
+    select(LmgrRelease::FastPath, s, w)
+}
+
+/// `select-lazy-vxid`.
+#[inline]
+pub(super) fn lazy_vxid<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
+    select(LmgrRelease::LazyVxid, s, w)
+}
+
+#[inline]
+fn select<F: LockFamily>(release: LmgrRelease, s: &Shared<F>, w: &mut Worker) {
+    // The backend's local transaction id (`MyProc->lxid`), for its vxid lock's tag.
+    let lxid = w.txns as u32;
+    w.ops += s.lmgr.begin_select(release, w.slot, lxid);
+    take_snapshot(s, w);
+    // The index scan's descent starts at the primary key's root page, which every backend
+    // looks up, pins and reads as 9.1 did (the leaf and heap pages are spread over the table:
+    // their cost is part of --work).
+    let page = s
+        .root_page
+        .as_ref()
+        .expect("a select-* workload has its root page");
+    let (ops, v) = page.read();
+    w.ops += ops;
+    w.sink = w.sink.wrapping_add(v);
+    w.work();
+    w.ops += s.lmgr.end_select(release, w.slot, lxid);
+}

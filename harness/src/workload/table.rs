@@ -1,0 +1,339 @@
+//! The workload table: one row per workload, as the kernel's locktorture keeps one ops table
+//! per lock type. A row names the workload, describes it, says which PostgreSQL locks one
+//! transaction takes, what one counted item is, the settings that apply to it, and its
+//! transaction function (in a file of its own under `workload/`), with an optional check of its
+//! own after a trial. A new workload is a new file and a new row.
+//!
+//! A workload that carries data (a recorded trace, `trace:FILE`) is the row
+//! [`Workload::Trace`]: its [`Info`] is built from the trace when it is loaded.
+
+use super::info::{Counted, Info};
+use super::trace::TraceRef;
+use super::worker::Worker;
+use super::{buffer, clog, end_xact, null, pgbench, select_lmgr, snapshot, Shared};
+use crate::lmgr::LmgrRelease;
+use crate::locks::LockFamily;
+
+const SNAPSHOTS_OUT_OF_RANGE: &str = "snapshots with running xids outside [xmin, xmax)";
+
+macro_rules! workloads {
+    ($($variant:ident {
+        name: $name:literal,
+        description: $doc:literal,
+        locks: $locks:literal,
+        counted: $counted:ident, $short:literal, $meaning:literal,
+        clog: $clog:literal, proc_array: $pa:literal, snapshots: $snap:literal,
+        pin: $pin:literal, lmgr: $lmgr:expr,
+        transaction: $txn:path,
+        $(check: $check:path,)?
+        bad_reads: $bad:expr,
+    })*) => {
+        /// A workload, by name: a row of the table, or a recorded trace.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Workload {
+            $(#[doc = $doc] $variant,)*
+            /// A recorded PostgreSQL trace replayed (`trace:FILE`; `workload::trace`).
+            Trace(TraceRef),
+        }
+
+        /// The rows, in the order of [`Workload::ALL`].
+        const ROWS: &[Info] = &[$(Info {
+            name: $name,
+            description: $doc,
+            locks: $locks,
+            counted: Counted::$counted,
+            short: $short,
+            meaning: $meaning,
+            uses_clog: $clog,
+            uses_proc_array: $pa,
+            takes_snapshots: $snap,
+            holds_pin: $pin,
+            lmgr: $lmgr,
+            bad_reads: $bad,
+        },)*];
+
+        impl Workload {
+            /// Every workload of the table (a trace is not one of them: it is loaded by name).
+            pub const ALL: &'static [Workload] = &[$(Workload::$variant),*];
+
+            /// The workload's row.
+            pub fn info(self) -> &'static Info {
+                let mut i = 0;
+                $(
+                    if let Workload::$variant = self {
+                        return &ROWS[i];
+                    }
+                    i += 1;
+                )*
+                let _ = i;
+                match self {
+                    Workload::Trace(t) => t.info(),
+                    _ => unreachable!("every row is matched above"),
+                }
+            }
+
+            /// One transaction's lock operations and work (without the progress bookkeeping).
+            #[inline]
+            pub(super) fn run_one<F: LockFamily>(self, s: &Shared<F>, w: &mut Worker) {
+                match self {
+                    $(Workload::$variant => $txn(s, w),)*
+                    Workload::Trace(t) => super::trace::transaction(t, s, w),
+                }
+            }
+
+            /// The workload's own checks after a trial, beside the common ones.
+            pub(super) fn check_own<F: LockFamily>(
+                self,
+                s: &Shared<F>,
+                workers: &[Worker],
+            ) -> Result<(), String> {
+                let _ = (s, workers);
+                match self {
+                    $(Workload::$variant => { $($check(s, workers)?;)? Ok(()) })*
+                    Workload::Trace(t) => super::trace::check(t, s, workers),
+                }
+            }
+        }
+    };
+}
+
+workloads! {
+    Null {
+        name: "null",
+        description: "shared acquire + release, empty critical section",
+        locks: "one lock (tranche DEFAULT) shared",
+        counted: LockOps, "one shared acquire + release",
+            "one shared acquire + release (a lock microbenchmark: lock operations per second \
+             is the unit)",
+        clog: false, proc_array: false, snapshots: false, pin: false, lmgr: None,
+        transaction: null::null,
+        bad_reads: SNAPSHOTS_OUT_OF_RANGE,
+    }
+    NullX {
+        name: "null-x",
+        description: "exclusive acquire + release",
+        locks: "one lock (tranche DEFAULT) exclusive",
+        counted: LockOps, "one exclusive acquire + release",
+            "one exclusive acquire + release (a lock microbenchmark: lock operations per \
+             second is the unit)",
+        clog: false, proc_array: false, snapshots: false, pin: false, lmgr: None,
+        transaction: null::null_x,
+        check: null::check_null_x,
+        bad_reads: SNAPSHOTS_OUT_OF_RANGE,
+    }
+    Snapshot {
+        name: "snapshot",
+        description: "GetSnapshotData under ProcArrayLock shared, or (--write-pct) a short write transaction",
+        locks: "ProcArrayLock shared (none for a validated optimistic snapshot), or exclusive for a write",
+        counted: Transactions, "one snapshot or one short write transaction",
+            "one snapshot (GetSnapshotData under ProcArrayLock shared), or with --write-pct one \
+             short write transaction (assign an xid, end it)",
+        clog: false, proc_array: true, snapshots: true, pin: false, lmgr: None,
+        transaction: snapshot::snapshot,
+        bad_reads: SNAPSHOTS_OUT_OF_RANGE,
+    }
+    EndXact {
+        name: "end-xact",
+        description: "assign an xid, then ProcArrayEndTransaction under exclusive",
+        locks: "ProcArrayLock exclusive (group clear for group locks)",
+        counted: Transactions, "one commit",
+            "one commit: assign an xid, then ProcArrayEndTransaction",
+        clog: false, proc_array: true, snapshots: false, pin: false, lmgr: None,
+        transaction: end_xact::end_xact,
+        bad_reads: SNAPSHOTS_OUT_OF_RANGE,
+    }
+    Clog {
+        name: "clog",
+        description: "set a fresh xid's commit status in its CLOG page (after --work, where a commit writes WAL)",
+        locks: "XactSLRU exclusive (grouped by page for clog-group)",
+        counted: Transactions, "one CLOG status update",
+            "one CLOG status update (a fresh xid's commit status)",
+        clog: true, proc_array: false, snapshots: false, pin: false, lmgr: None,
+        transaction: clog::clog,
+        bad_reads: SNAPSHOTS_OUT_OF_RANGE,
+    }
+    PgbenchSelect {
+        name: "pgbench-select",
+        description: "pgbench -S: one snapshot plus --work",
+        locks: "ProcArrayLock shared",
+        counted: Transactions, "one snapshot + work",
+            "one snapshot plus --work (pgbench -S)",
+        clog: false, proc_array: true, snapshots: true, pin: false, lmgr: None,
+        transaction: pgbench::select,
+        bad_reads: SNAPSHOTS_OUT_OF_RANGE,
+    }
+    PgbenchWrite {
+        name: "pgbench-write",
+        description: "pgbench -N: snapshot, xid, CLOG commit, end-xact",
+        locks: "ProcArrayLock shared + exclusive, XactSLRU exclusive",
+        counted: Transactions, "xid, snapshot, CLOG commit, end-of-transaction",
+            "xid, snapshot, CLOG commit, end of transaction (pgbench -N; 3 lock operations)",
+        clog: true, proc_array: true, snapshots: true, pin: false, lmgr: None,
+        transaction: pgbench::write,
+        bad_reads: SNAPSHOTS_OUT_OF_RANGE,
+    }
+    PgbenchWriteStatus {
+        name: "pgbench-write-status",
+        description: "pgbench -N with TransactionIdGetStatus lookups of recent xids under the CLOG lock shared",
+        locks: "ProcArrayLock shared + exclusive, XactSLRU 3 shared + exclusive",
+        counted: Transactions, "xid, snapshot, CLOG lookups, CLOG commit, end-of-transaction",
+            "xid, snapshot, 3 CLOG status lookups (shared), CLOG commit, end of transaction \
+             (pgbench -N with visibility checks)",
+        clog: true, proc_array: true, snapshots: true, pin: false, lmgr: None,
+        transaction: pgbench::write_status,
+        check: pgbench::check_write_status,
+        bad_reads: "snapshots with running xids outside [xmin, xmax), or status lookups that \
+                    read an invalid status or missed the thread's own previous commit",
+    }
+    Pin {
+        name: "pin",
+        description: "pin/unpin a hot buffer around each shared read",
+        locks: "BufferContent shared (the pin is an atomic refcount)",
+        counted: Transactions, "one buffer read",
+            "one buffer read: pin, read under the content lock shared, unpin",
+        clog: false, proc_array: false, snapshots: false, pin: false, lmgr: None,
+        transaction: buffer::pin,
+        bad_reads: SNAPSHOTS_OUT_OF_RANGE,
+    }
+    PinHeld {
+        name: "pin-held",
+        description: "shared reads of a hot buffer kept pinned",
+        locks: "BufferContent shared",
+        counted: Transactions, "one buffer read",
+            "one buffer read (the pin kept across reads)",
+        clog: false, proc_array: false, snapshots: false, pin: true, lmgr: None,
+        transaction: buffer::pin_held,
+        bad_reads: SNAPSHOTS_OUT_OF_RANGE,
+    }
+    PgbenchN {
+        name: "pgbench-n",
+        description: "pgbench -N statement by statement: a snapshot per statement (3), the xid at the first write, --work over the statements and the commit's WAL, CLOG commit, end-xact",
+        locks: "ProcArrayLock 3 shared + exclusive, XactSLRU exclusive",
+        counted: Transactions, "3 snapshots, xid, CLOG commit, end-of-transaction",
+            "pgbench -N statement by statement: a snapshot per statement (3), the xid at the \
+             first write, --work over the statements and the commit, CLOG commit, end of \
+             transaction (5 lock operations)",
+        clog: true, proc_array: true, snapshots: true, pin: false, lmgr: None,
+        transaction: pgbench::n,
+        bad_reads: SNAPSHOTS_OUT_OF_RANGE,
+    }
+    SelectLmgr {
+        name: "select-lmgr",
+        description: "pgbench -S of 9.1: vxid and two relation locks through the lock partitions, a snapshot, --work",
+        locks: "LockManager partitions (6 exclusive), ProcArrayLock shared, BufferMapping and BufferContent shared (the index root)",
+        counted: Transactions, "vxid + 2 relation locks (partitioned), snapshot, index root, work",
+            "pgbench -S as 9.1 ran it: the vxid lock and two relation locks through the lock \
+             partitions, a snapshot, the index root page, --work, LockReleaseAll (6 \
+             partition-lock operations)",
+        clog: false, proc_array: true, snapshots: true, pin: false,
+        lmgr: Some(LmgrRelease::Partitioned),
+        transaction: select_lmgr::partitioned,
+        bad_reads: SNAPSHOTS_OUT_OF_RANGE,
+    }
+    SelectFastpath {
+        name: "select-fastpath",
+        description: "pgbench -S with 9.2's fast-path relation locks (the vxid lock still partitioned)",
+        locks: "LockFastPath (the backend's own), LockManager for the vxid, ProcArrayLock shared, the index root's buffer locks",
+        counted: Transactions, "fast-path relation locks, partitioned vxid, snapshot, work",
+            "pgbench -S with 9.2's fast-path relation locks: the vxid lock through its \
+             partition, the relation locks under the backend's own fpInfoLock",
+        clog: false, proc_array: true, snapshots: true, pin: false,
+        lmgr: Some(LmgrRelease::FastPath),
+        transaction: select_lmgr::fast_path,
+        bad_reads: SNAPSHOTS_OUT_OF_RANGE,
+    }
+    SelectLazyVxid {
+        name: "select-lazy-vxid",
+        description: "pgbench -S with fast-path relation locks and lazy vxid locks: no lock-partition traffic",
+        locks: "LockFastPath (the backend's own), ProcArrayLock shared, the index root's buffer locks",
+        counted: Transactions, "fast-path and lazy vxid locks, snapshot, work",
+            "pgbench -S with fast-path relation locks and lazy vxid locks: only the backend's \
+             own fpInfoLock and ProcArrayLock",
+        clog: false, proc_array: true, snapshots: true, pin: false,
+        lmgr: Some(LmgrRelease::LazyVxid),
+        transaction: select_lmgr::lazy_vxid,
+        bad_reads: SNAPSHOTS_OUT_OF_RANGE,
+    }
+    PinVm {
+        name: "pin-vm",
+        description: "a pinned page's visibility-map bit read with no lock, then --work (seed 003's patch 3)",
+        locks: "none (the map bit is read with no lock)",
+        counted: Transactions, "one visibility-map read",
+            "one visibility-map bit read with no lock and --work (the pin kept across reads)",
+        clog: false, proc_array: false, snapshots: false, pin: true, lmgr: None,
+        transaction: buffer::pin_vm,
+        check: buffer::check_pin_vm,
+        bad_reads: "map reads found the page not all-visible",
+    }
+}
+
+impl Workload {
+    /// The command-line name (`trace:FILE` for a trace).
+    pub fn name(self) -> &'static str {
+        self.info().name
+    }
+    /// The name as a file name (a plot's): the name, or for a trace `trace-` and the trace's
+    /// directory (or file) name with anything but letters, digits, `-` and `_` as `_`.
+    pub fn file_stem(self) -> String {
+        match self {
+            Workload::Trace(t) => t.get().file_stem(),
+            _ => self.name().to_string(),
+        }
+    }
+    /// One-line description.
+    pub fn description(self) -> &'static str {
+        self.info().description
+    }
+    /// Whether the workload updates the CLOG (where `clog-group` applies).
+    pub fn uses_clog(self) -> bool {
+        self.info().uses_clog
+    }
+    /// Whether the workload uses the proc array (where `--layout` applies).
+    pub fn uses_proc_array(self) -> bool {
+        self.info().uses_proc_array
+    }
+    /// Whether the workload takes snapshots (where `--snapshot` applies).
+    pub fn takes_snapshots(self) -> bool {
+        self.info().takes_snapshots
+    }
+    /// The lock manager a `pgbench -S` workload of seed 000's thread runs, if it is one.
+    pub fn lmgr(self) -> Option<LmgrRelease> {
+        self.info().lmgr
+    }
+    /// Whether each thread keeps the hot buffer pinned for the whole trial.
+    pub fn holds_pin(self) -> bool {
+        self.info().holds_pin
+    }
+    /// The recorded trace this workload replays, if it is one.
+    pub fn trace(self) -> Option<TraceRef> {
+        match self {
+            Workload::Trace(t) => Some(t),
+            _ => None,
+        }
+    }
+    /// Looks a workload up by name: a row's name, or `trace:FILE`, which loads the trace (once
+    /// per file and process). `Err` names what is wrong: an unknown name (with the valid
+    /// ones), or the trace file and the record that cannot be read.
+    pub fn parse(name: &str) -> Result<Workload, String> {
+        let name = name.trim();
+        if let Some(file) = name.strip_prefix("trace:") {
+            return TraceRef::load(std::path::Path::new(file)).map(Workload::Trace);
+        }
+        Workload::from_name(name).ok_or_else(|| {
+            format!(
+                "unknown workload '{name}' (valid: {})",
+                Workload::valid_names()
+            )
+        })
+    }
+    /// Looks a row up by name (a trace is loaded by [`Workload::parse`]).
+    pub fn from_name(name: &str) -> Option<Workload> {
+        Workload::ALL.iter().copied().find(|w| w.name() == name)
+    }
+    /// All names, comma-separated, with `trace:FILE`.
+    pub fn valid_names() -> String {
+        let mut v: Vec<&str> = Workload::ALL.iter().map(|w| w.name()).collect();
+        v.push("trace:FILE");
+        v.join(", ")
+    }
+}

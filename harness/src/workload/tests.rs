@@ -1,0 +1,302 @@
+//! The workloads' unit tests.
+
+use super::*;
+use crate::registry::{LockKind, LockVisitor};
+use crate::snapshot::{Outcome, Strategy};
+
+struct RunEach;
+impl LockVisitor for RunEach {
+    type Output = ();
+    fn visit<F: LockFamily>(self, kind: LockKind) {
+        let variants = Layout::ALL
+            .into_iter()
+            .flat_map(|l| Strategy::ALL.into_iter().map(move |st| (l, st)));
+        for (&wl, (layout, strategy)) in Workload::ALL
+            .iter()
+            .flat_map(|w| variants.clone().map(move |v| (w, v)))
+        {
+            let s = Shared::<F>::new(wl, 2, layout);
+            let cfg = WorkerConfig {
+                write_pct: 50,
+                work: 3,
+                time_every: 2,
+                strategy,
+            };
+            let mut ws = vec![Worker::new(0, 2, cfg), Worker::new(1, 2, cfg)];
+            for _ in 0..100 {
+                for w in ws.iter_mut() {
+                    transaction(wl, &s, w);
+                }
+            }
+            s.stop.store(true, Ordering::Relaxed);
+            for w in ws.iter_mut() {
+                run_until_stopped(wl, &s, w);
+            }
+            check(wl, &s, &ws).unwrap_or_else(|e| panic!("{}: {e}", kind.name()));
+            assert_eq!(ws[0].txns, 100);
+            // Optimistic snapshots validated without the lock, and pin-vm's map reads, are
+            // no lock operation.
+            let lockless = ws[0].snapshot_outcomes[Outcome::Validated as usize]
+                + if wl == Workload::PinVm { ws[0].txns } else { 0 };
+            assert!(ws[0].ops + lockless >= 100);
+            let timed = ws[0].shared_wait.len() + ws[0].excl_wait.len() + ws[0].clog_wait.len();
+            assert!(timed >= 40, "{} {}: timed {timed}", kind.name(), wl.name());
+            if wl.takes_snapshots() {
+                let taken: u64 = ws[0].snapshot_outcomes.iter().sum();
+                assert!(
+                    taken >= 50,
+                    "{} {}: {taken} snapshots",
+                    kind.name(),
+                    wl.name()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn every_workload_on_every_lock_passes_its_checks() {
+    for k in LockKind::bench_built_in().filter(|k| k.in_bench_all()) {
+        k.dispatch(RunEach);
+    }
+}
+
+/// The self-test lock fails the section checks of every workload even single-threaded:
+/// its shared sections find it not held, its exclusive ones not held exclusively.
+#[test]
+fn the_broken_lock_fails_every_workload() {
+    struct Broken;
+    impl LockVisitor for Broken {
+        type Output = ();
+        fn visit<F: LockFamily>(self, _kind: LockKind) {
+            // pin-vm takes no lock: there is nothing for a broken lock to break.
+            for &wl in Workload::ALL.iter().filter(|&&w| w != Workload::PinVm) {
+                let s = Shared::<F>::new(wl, 1, Layout::Dense);
+                let cfg = WorkerConfig {
+                    write_pct: 50,
+                    work: 0,
+                    time_every: 4,
+                    strategy: Strategy::Scan,
+                };
+                let mut ws = vec![Worker::new(0, 1, cfg)];
+                for _ in 0..200 {
+                    transaction(wl, &s, &mut ws[0]);
+                }
+                s.stop.store(true, Ordering::Relaxed);
+                run_until_stopped(wl, &s, &mut ws[0]);
+                let e = check(wl, &s, &ws).expect_err(wl.name());
+                assert!(e.contains("section-check"), "{}: {e}", wl.name());
+            }
+        }
+    }
+    LockKind::Broken.dispatch(Broken);
+}
+
+#[test]
+fn check_catches_a_lost_update() {
+    let s = Shared::<crate::locks::StdFamily>::new(Workload::EndXact, 1, Layout::Dense);
+    let mut w = Worker::new(
+        0,
+        1,
+        WorkerConfig {
+            write_pct: 0,
+            work: 0,
+            time_every: 1,
+            strategy: Strategy::Scan,
+        },
+    );
+    transaction(Workload::EndXact, &s, &mut w);
+    w.ends += 1; // pretend one more transaction ended than the proc array saw
+    assert!(check(Workload::EndXact, &s, &[w]).is_err());
+}
+
+/// `--time-every` equal to a transaction's operation count used to time the same operation
+/// kind every time (pgbench-write has three: with 3, one kind was never timed). The spacing
+/// is random now: every kind is timed, about one in `time_every` of each.
+#[test]
+fn time_every_does_not_alias_with_the_transaction() {
+    let s = Shared::<crate::locks::StdFamily>::new(Workload::PgbenchWrite, 1, Layout::Dense);
+    let mut w = Worker::new(
+        0,
+        1,
+        WorkerConfig {
+            write_pct: 0,
+            work: 0,
+            time_every: 3,
+            strategy: Strategy::Scan,
+        },
+    );
+    let n = 3000u64;
+    for _ in 0..n {
+        transaction(Workload::PgbenchWrite, &s, &mut w);
+    }
+    for (kind, h) in [
+        ("snapshot", &w.shared_wait),
+        ("end of transaction", &w.excl_wait),
+        ("CLOG commit", &w.clog_wait),
+    ] {
+        let timed = h.len();
+        assert!(
+            (n / 6..n * 2 / 3).contains(&timed),
+            "{kind}: {timed} of {n} timed, expected about a third"
+        );
+    }
+}
+
+/// The section checks fail for a lock that does not exclude, and pass for one that does.
+#[test]
+fn section_checks_catch_overlap_and_a_lock_that_is_not_held() {
+    let c = SectionCheck::default();
+    c.shared(Some((true, false)), || ());
+    c.exclusive(Some((true, true)), || ());
+    assert!(c.result().is_ok());
+    c.shared(Some((false, false)), || ());
+    assert!(c.result().unwrap_err().contains("not held"));
+    let c = SectionCheck::default();
+    c.exclusive(None, || c.shared(None, || ()));
+    assert!(c.result().unwrap_err().contains("overlapped"));
+    // A writer that enters and leaves inside a shared section, seen only at its exit.
+    let c = SectionCheck::default();
+    c.shared(None, || c.exclusive(None, || ()));
+    assert!(c.result().unwrap_err().contains("entered beside"));
+    let c = SectionCheck::default();
+    c.exclusive(None, || c.exclusive(None, || ()));
+    assert!(c.result().unwrap_err().contains("two exclusive"));
+    let c = SectionCheck::default();
+    c.exclusive(Some((true, false)), || ());
+    assert!(c.result().unwrap_err().contains("not held exclusively"));
+}
+
+fn one_worker(work: u32) -> Worker {
+    Worker::new(
+        0,
+        1,
+        WorkerConfig {
+            write_pct: 0,
+            work,
+            time_every: 1,
+            strategy: Strategy::Scan,
+        },
+    )
+}
+
+/// `--work` is the pin workloads' per-page work: with 5 steps per transaction, each of the
+/// 10 transactions draws 5 more random numbers (the work's xorshift steps) than with none.
+#[test]
+fn work_applies_to_the_pin_workloads() {
+    for wl in [Workload::Pin, Workload::PinHeld, Workload::PinVm] {
+        let draws = |work| {
+            let s = Shared::<crate::locks::StdFamily>::new(wl, 1, Layout::Dense);
+            let mut w = one_worker(work);
+            let mut reference = one_worker(0);
+            if wl.holds_pin() {
+                s.buffer.pin();
+            }
+            for _ in 0..10 {
+                transaction(wl, &s, &mut w);
+            }
+            if wl.holds_pin() {
+                s.buffer.unpin();
+            }
+            check(wl, &s, std::slice::from_ref(&w)).unwrap();
+            (0..10_000usize)
+                .find(|_| {
+                    let found = reference.rng == w.rng;
+                    reference.rand();
+                    found
+                })
+                .expect("the worker's generator is the reference's, advanced")
+        };
+        // Without work the only draws are the timer's spacings (time_every 1: none) and
+        // the check countdown's.
+        let (none, some) = (draws(0), draws(5));
+        assert_eq!(some - none, 50, "{}", wl.name());
+    }
+}
+
+/// pin-vm counts its lock-free map reads, one per transaction, and takes no lock; the
+/// check fails if the map word changed.
+#[test]
+fn pin_vm_reads_the_map_with_no_lock_and_is_checked() {
+    let s = Shared::<crate::locks::StdFamily>::new(Workload::PinVm, 1, Layout::Dense);
+    let mut w = one_worker(0);
+    for _ in 0..50 {
+        transaction(Workload::PinVm, &s, &mut w);
+    }
+    assert_eq!((w.bad_reads, w.ops, w.txns), (0, 0, 50));
+    check(Workload::PinVm, &s, std::slice::from_ref(&w)).unwrap();
+    w.ops += 1;
+    assert!(check(Workload::PinVm, &s, &[w]).is_err());
+}
+
+/// pgbench-write-status: STATUS_READS shared CLOG lookups per transaction besides the
+/// three lock operations of pgbench-write, its own previous commit seen committed.
+#[test]
+fn pgbench_write_status_looks_up_recent_xids_under_the_clog_lock_shared() {
+    let wl = Workload::PgbenchWriteStatus;
+    let s = Shared::<crate::locks::StdFamily>::new(wl, 1, Layout::Dense);
+    let mut w = one_worker(0);
+    for _ in 0..100 {
+        transaction(wl, &s, &mut w);
+    }
+    assert_eq!(w.ops, 100 * (3 + STATUS_READS as u64));
+    assert_eq!(w.bad_reads, 0);
+    check(wl, &s, std::slice::from_ref(&w)).unwrap();
+    w.ops -= 1;
+    assert!(check(wl, &s, &[w]).is_err());
+}
+
+#[test]
+fn names_round_trip() {
+    for w in Workload::ALL {
+        assert_eq!(Workload::from_name(w.name()), Some(*w));
+    }
+}
+
+/// What the table's rows say each transaction takes is what it takes: counted through the
+/// counting lock family, per transaction, by tranche and mode.
+#[test]
+fn the_rows_lock_counts_are_what_a_transaction_takes() {
+    use crate::counting::{take_counts, CountingFamily};
+    type Counted = CountingFamily<crate::locks::StdFamily>;
+    /// (tranche, mode, acquisitions per transaction).
+    type Takes = &'static [(&'static str, &'static str, u64)];
+    let cases: [(Workload, Takes); 4] = [
+        (Workload::PgbenchSelect, &[("ProcArray", "shared", 1)]),
+        (
+            Workload::PgbenchWrite,
+            &[
+                ("ProcArray", "shared", 1),
+                ("ProcArray", "exclusive", 1),
+                ("XactSLRU", "exclusive", 1),
+            ],
+        ),
+        (
+            Workload::PgbenchWriteStatus,
+            &[
+                ("ProcArray", "shared", 1),
+                ("ProcArray", "exclusive", 1),
+                ("XactSLRU", "shared", STATUS_READS as u64),
+                ("XactSLRU", "exclusive", 1),
+            ],
+        ),
+        (
+            Workload::PgbenchN,
+            &[
+                ("ProcArray", "shared", 3),
+                ("ProcArray", "exclusive", 1),
+                ("XactSLRU", "exclusive", 1),
+            ],
+        ),
+    ];
+    for (wl, want) in cases {
+        let s = Shared::<Counted>::new(wl, 1, Layout::Dense);
+        let mut w = one_worker(0);
+        let _ = take_counts();
+        run_transactions(wl, &s, &mut w, 10);
+        let got = take_counts();
+        let want: std::collections::BTreeMap<_, _> =
+            want.iter().map(|&(t, m, n)| ((t, m), n * 10)).collect();
+        assert_eq!(got, want, "{}", wl.name());
+    }
+}
