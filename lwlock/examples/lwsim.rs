@@ -17,6 +17,11 @@
 //! lock's and the data's line counters and the run's summary, on stderr), `--describe` (print the
 //! profile with its sources and exit).
 //!
+//! Throughput counts only the lock operations begun and finished inside the window
+//! (`[0, duration]` of virtual time), and the per-operation columns divide the window's counters
+//! by them (`lwlock::reference::sweep`, *The window*); `real s` and `M events/s` are the whole
+//! run's.
+//!
 //! `user` is [`UserSpinLock`] below: a lock written only against `lwlock::sync`, as a user's own
 //! lock would be; it runs unchanged on real threads (a normal build runs it once as a smoke test)
 //! and on the simulator.
@@ -280,7 +285,7 @@ fn main() {
         let mut w = w.clone();
         w.threads = n * over;
         let p: Point = run(n, &w, seed);
-        let t = p.report.total();
+        let t = &p.window;
         let ops = p.ops.max(1) as f64;
         println!(
             "| {n} | {} | {:.3} | {:.2} | {:.2} | {:.1} | {:.3} | {} | {:.2} | {:.2} |",

@@ -100,6 +100,98 @@ fn determinism_across_processes() {
     assert_eq!(a, b, "two processes disagree");
 }
 
+thread_local! {
+    /// Every [`LoggedTas`] release's virtual time (ns), in the order they ran.
+    static RELEASES: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The TAS lock with a log: each release records the clock at which it returned, so the test
+/// can count the window's operations apart from the sweep's own counting.
+#[derive(Debug, Default)]
+struct LoggedTas(TasLock);
+
+// SAFETY: forwards to the TAS lock; the log is written by the releasing thread after its
+// release (all simulated threads run on the simulation's one OS thread, whose log it is).
+unsafe impl RawLwLock for LoggedTas {
+    const NAME: &'static str = "logged-tas";
+    fn with_tranche(t: lwlock::Tranche) -> Self {
+        LoggedTas(TasLock::with_tranche(t))
+    }
+    fn acquire(&self, mode: Mode) -> bool {
+        self.0.acquire(mode)
+    }
+    fn conditional_acquire(&self, mode: Mode) -> bool {
+        self.0.conditional_acquire(mode)
+    }
+    fn acquire_or_wait(&self, mode: Mode) -> lwlock::AcquireOrWait {
+        self.0.acquire_or_wait(mode)
+    }
+    unsafe fn release(&self, mode: Mode) {
+        // SAFETY: the caller holds the lock in `mode`.
+        unsafe { self.0.release(mode) };
+        let t = lwlock::sync::clock_nanos();
+        RELEASES.with(|r| r.borrow_mut().push(t));
+    }
+    fn is_locked(&self) -> bool {
+        self.0.is_locked()
+    }
+    fn is_locked_exclusive(&self) -> bool {
+        self.0.is_locked_exclusive()
+    }
+    fn tranche(&self) -> lwlock::Tranche {
+        self.0.tranche()
+    }
+}
+
+/// The sweep counts only the operations begun and finished inside the window (as lwbench's
+/// engine counts between its window's edges), not every completed one: a TAS lock at 64
+/// threads, whose waiters at the deadline all finish an operation after it, counts exactly the
+/// releases the log places at or before the deadline, the tail is most of the threads, and the
+/// per-operation counters are the window's (less traffic than the whole run's). Deterministic.
+#[test]
+fn sweep_counts_only_the_window() {
+    let p = profile("xeon-2s-broadwell");
+    let w = Workload::exclusive_short(64);
+    let w = Workload {
+        duration_ns: 100_000,
+        ..w
+    };
+    let run = || {
+        RELEASES.with(|r| r.borrow_mut().clear());
+        let pt = run_lock::<LoggedTas>(SimConfig::new(p.clone(), 64).seed(5), &w);
+        (pt, RELEASES.with(|r| r.take()))
+    };
+    let (a, log) = run();
+    let inside = log.iter().filter(|&&t| t <= w.duration_ns).count() as u64;
+    println!(
+        "tas 64 threads, 100 us: {} ops inside the window, {} after it (every completed one: {})",
+        a.ops,
+        a.tail_ops,
+        log.len()
+    );
+    assert_eq!(a.ops, inside, "ops counted != releases inside the window");
+    assert_eq!(a.ops + a.tail_ops, log.len() as u64);
+    assert_eq!(a.per_thread.iter().sum::<u64>(), a.ops);
+    assert!(
+        a.tail_ops >= 32,
+        "most of the 64 threads wait at the deadline: tail {}",
+        a.tail_ops
+    );
+    let lock_window = a.window_line("lock").unwrap().transfers();
+    let lock_run = a.report.line("lock").unwrap().transfers();
+    assert!(
+        lock_window < lock_run,
+        "the window's lock-line transfers ({lock_window}) must exclude the tail's ({lock_run} in all)"
+    );
+    let (b, _) = run();
+    assert_eq!(
+        (a.ops, &a.per_thread, a.tail_ops),
+        (b.ops, &b.per_thread, b.tail_ops)
+    );
+    assert_eq!(a.window, b.window);
+    assert_eq!(a.window_lines, b.window_lines);
+}
+
 fn exclusive_point<L: RawLwLock + 'static>(p: &Profile, cores: usize) -> Point {
     run_lock::<L>(
         SimConfig::new(p.clone(), cores),

@@ -99,7 +99,10 @@ pub mod thread;
 mod trace;
 
 pub use alloc::LineAligned;
-pub use machine::{debug_state, totals, watch, CoreCounters, LineCounters, Report};
+pub use machine::{
+    debug_state, supervisor_wait_until, totals, watch, watched_lines, CoreCounters, LineCounters,
+    Report,
+};
 pub use mutex::{Mutex, MutexGuard};
 pub use os::{
     compute, futex_wait, futex_wake, instructions, now_nanos, pause, settle, sleep_micros, touch,

@@ -2227,6 +2227,49 @@ impl CoreCounters {
     }
 }
 
+/// The watched lines' counters so far ([`watch`]), in registration order, or `None` outside a
+/// simulation. Read at a window's edges (after [`supervisor_wait_until`]) and subtracted
+/// ([`LineCounters::since`]), they count the window's traffic alone.
+pub fn watched_lines() -> Option<Vec<LineCounters>> {
+    with_machine(|m| m.map(|m| m.watched.clone()))
+}
+
+/// The supervisor (the task that called `run`, which has no core) waits until virtual time `ns`:
+/// its clock moves there at no cost (no system call, no timer slack) and it resumes once every
+/// other task's earlier event has run, so what it reads then ([`totals`], [`watched_lines`]) is
+/// the machine's state at `ns`. A simulated thread calling it, or a supervisor already past
+/// `ns`, only passes a scheduling point.
+pub fn supervisor_wait_until(ns: u64) {
+    at_sync_point(|m| {
+        let t = &mut m.tasks[m.current];
+        if t.supervisor {
+            t.clock = t.clock.max(ns * 1000);
+        }
+    });
+    at_sync_point(|_| ());
+}
+
+impl LineCounters {
+    /// `self − earlier`, counter by counter (saturating): the counts of a window.
+    pub fn since(&self, earlier: &LineCounters) -> LineCounters {
+        let d = |a: u64, b: u64| a.saturating_sub(b);
+        LineCounters {
+            name: self.name.clone(),
+            ops: d(self.ops, earlier.ops),
+            loads: d(self.loads, earlier.loads),
+            stores: d(self.stores, earlier.stores),
+            rmws: d(self.rmws, earlier.rmws),
+            hits: d(self.hits, earlier.hits),
+            load_from_modified: d(self.load_from_modified, earlier.load_from_modified),
+            load_from_shared: d(self.load_from_shared, earlier.load_from_shared),
+            rfo_from_modified: d(self.rfo_from_modified, earlier.rfo_from_modified),
+            invalidations: d(self.invalidations, earlier.invalidations),
+            fills: d(self.fills, earlier.fills),
+            wait_ps: d(self.wait_ps, earlier.wait_ps),
+        }
+    }
+}
+
 /// Registers the line holding `ptr` for per-line counters under `name` (a lock word).
 pub fn watch<T: ?Sized>(name: &str, ptr: *const T) {
     with_machine(|m| {
