@@ -105,7 +105,8 @@ pub use machine::{
 };
 pub use mutex::{Mutex, MutexGuard};
 pub use os::{
-    compute, futex_wait, futex_wake, instructions, now_nanos, pause, settle, sleep_micros, touch,
+    compute, futex_wait, futex_wake, instructions, now_nanos, pause, settle, sleep_micros,
+    spin_pauses, touch,
 };
 pub use profile::Profile;
 pub use sched::{run, SimConfig};

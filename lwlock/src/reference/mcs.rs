@@ -3,7 +3,7 @@
 //! flat as cores grow. It mirrors no PostgreSQL function; PostgreSQL's queued analogue is the
 //! LWLock wait list (`proclist`), which sleeps instead of spinning.
 
-use crate::sync::{spin_loop, AtomicBool, AtomicPtr, Ordering};
+use crate::sync::{spin_loop, spin_wait_while, AtomicBool, AtomicPtr, Ordering};
 use crate::{AcquireOrWait, Mode, RawLwLock, Tranche};
 
 /// A waiter's queue node, one per thread, on its own line.
@@ -68,9 +68,8 @@ unsafe impl RawLwLock for McsLock {
         // SAFETY: `prev` is the node of a thread still in acquire/release of this lock: it cannot
         // return from release before it has seen our link (it waits for `next`).
         unsafe { &*prev }.next.store(me, Ordering::Release);
-        while node.locked.load(Ordering::Acquire) {
-            spin_loop();
-        }
+        // Spin on the own node (the explicit spin-wait hint: the loop load, PAUSE, load).
+        spin_wait_while(&node.locked, Ordering::Acquire, |&locked| locked);
         false
     }
     fn conditional_acquire(&self, _: Mode) -> bool {
@@ -114,13 +113,7 @@ unsafe impl RawLwLock for McsLock {
             {
                 return;
             }
-            loop {
-                next = node.next.load(Ordering::Acquire);
-                if !next.is_null() {
-                    break;
-                }
-                spin_loop();
-            }
+            next = spin_wait_while(&node.next, Ordering::Acquire, |n| n.is_null());
         }
         // SAFETY: `next` is a waiter spinning in acquire on its own node, alive until it sees this.
         unsafe { &*next }.locked.store(false, Ordering::Release);

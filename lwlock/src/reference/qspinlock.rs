@@ -33,7 +33,9 @@
 //! [`store_field`]: crate::sync::store_field
 //! [`swap_field`]: crate::sync::swap_field
 
-use crate::sync::{spin_loop, store_field, swap_field, AtomicBool, AtomicPtr, AtomicU64, Ordering};
+use crate::sync::{
+    spin_loop, spin_wait_while, store_field, swap_field, AtomicBool, AtomicPtr, AtomicU64, Ordering,
+};
 use crate::{AcquireOrWait, Mode, RawLwLock, Tranche};
 
 /// The locked byte (`_Q_LOCKED_VAL`).
@@ -116,9 +118,9 @@ impl QSpinLock {
     #[cold]
     fn slowpath(&self, mut val: u64) {
         // Wait for an in-progress pending -> locked hand-over.
-        while val == PENDING {
+        if val == PENDING {
             spin_loop();
-            val = self.val.load(Ordering::Relaxed);
+            val = spin_wait_while(&self.val, Ordering::Relaxed, |&v| v == PENDING);
         }
         // trylock || pending: 0,0,0 -> 0,0,1 (we hold it); 0,0,1 -> 0,1,1 (we are pending);
         // anything with pending or a tail -> queue.
@@ -145,9 +147,7 @@ impl QSpinLock {
         // We are pending: wait for the holder to go, then take the lock and clear pending in
         // one step (`clear_pending_set_locked`, the kernel's half-word store; while we are
         // pending nobody else writes the low 16 bits).
-        while self.val.load(Ordering::Acquire) & LOCKED_MASK != 0 {
-            spin_loop();
-        }
+        spin_wait_while(&self.val, Ordering::Acquire, |&v| v & LOCKED_MASK != 0);
         store_field(
             &self.val,
             LOCKED_PENDING,
@@ -176,16 +176,10 @@ impl QSpinLock {
             // SAFETY: `prev` is the node of a thread still in this lock's slow path: it cannot
             // leave before it has handed the lock on to us, which needs our link.
             unsafe { &*prev }.next.store(me, Ordering::Release);
-            while !node.locked.load(Ordering::Acquire) {
-                spin_loop();
-            }
+            spin_wait_while(&node.locked, Ordering::Acquire, |&locked| !locked);
         }
         // We are the head: wait for the holder and the pending waiter to go.
-        let mut val = self.val.load(Ordering::Acquire);
-        while val & LOCKED_PENDING != 0 {
-            spin_loop();
-            val = self.val.load(Ordering::Acquire);
-        }
+        let mut val = spin_wait_while(&self.val, Ordering::Acquire, |&v| v & LOCKED_PENDING != 0);
         // Claim the lock: n,0,0 -> 0,0,1 while we are the tail (uncontended: the tail cleared
         // with it); *,0,0 -> *,0,1 once someone queued behind us (contended). Nobody else sets
         // the locked byte now (newcomers see a tail and queue; one that set pending on the way
@@ -204,11 +198,7 @@ impl QSpinLock {
             }
         }
         // Contended: wait for the successor's link, then hand it the queue head.
-        let mut next = node.next.load(Ordering::Acquire);
-        while next.is_null() {
-            spin_loop();
-            next = node.next.load(Ordering::Acquire);
-        }
+        let next = spin_wait_while(&node.next, Ordering::Acquire, |n| n.is_null());
         // SAFETY: `next` is a waiter spinning on its own node, alive until it sees this.
         unsafe { &*next }.locked.store(true, Ordering::Release);
     }

@@ -4,7 +4,7 @@
 //! spinlocks are test-and-set, `s_lock.h`); it is the project's example of a user's own lock
 //! registered with lwbench (`bench/examples/ticket_lock.rs`).
 
-use crate::sync::{spin_loop, AtomicU32, Ordering};
+use crate::sync::{spin_loop, spin_wait_while_for, AtomicU32, Ordering};
 use crate::{AcquireOrWait, Mode, RawLwLock, Tranche};
 
 /// A ticket lock: take a ticket with one `fetch_add`, wait until it is served.
@@ -34,12 +34,10 @@ unsafe impl RawLwLock for TicketLock {
     }
     fn acquire(&self, _: Mode) -> bool {
         let me = self.next.fetch_add(1, Ordering::Relaxed);
-        let mut fast = true;
-        while self.serving.load(Ordering::Acquire) != me {
-            fast = false;
-            spin_loop();
-        }
-        fast
+        // Spin on `serving` (the explicit spin-wait hint: the loop load, PAUSE, load).
+        let (_, spins) =
+            spin_wait_while_for(&self.serving, Ordering::Acquire, u64::MAX, |&s| s != me);
+        spins == 0
     }
     fn conditional_acquire(&self, _: Mode) -> bool {
         // Acquire on success: pairs with the previous holder's Release of `serving`.

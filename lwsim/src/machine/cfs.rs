@@ -94,8 +94,13 @@ pub(crate) trait Scheduler {
     fn idle_through(&self, core: usize, t: u64) -> u64;
     /// The core on whose run queue thread `id` waits, if any.
     fn queued_on(&self, id: usize) -> Option<usize>;
-    /// Each busy core's state, one line each, for [`debug_state`].
+    /// Each busy core's state, one line each, for `debug_state`.
     fn describe_cores(&self) -> String;
+    /// For a spin jump of the running thread `id`: `None` if the model may act on it at any
+    /// operation (it has no core, or threads wait for its core), else the time of the model's
+    /// next own event on it (a periodic balance; `u64::MAX`: none). Until then, only another
+    /// thread's arrival on its core (which interrupts the jump) changes what its operations see.
+    fn spin_quiet(&self, m: &Machine, id: usize) -> Option<u64>;
 }
 
 /// A core's CFS run queue and its idle accounting.
@@ -402,6 +407,10 @@ impl Cfs {
         } else {
             t.parked = true;
             self.cores[target].queue.push_back(id);
+            if let Some(r) = self.cores[target].running {
+                // A thread in a spin jump sees the arrival at its next load (its slice check).
+                m.spin_interrupt(r, m.key(id));
+            }
             if self.vruntime_at(m, target, clock) - v > s.wakeup_gran as i64 {
                 self.cores[target].resched = true;
             }
@@ -527,6 +536,15 @@ impl Scheduler for Cfs {
             0
         };
         core.idle_closed - ahead + open
+    }
+
+    fn spin_quiet(&self, m: &Machine, id: usize) -> Option<u64> {
+        let c = m.tasks[id].core? as usize;
+        let core = &self.cores[c];
+        if !core.queue.is_empty() || core.resched {
+            return None;
+        }
+        Some(core.next_balance.iter().copied().min().unwrap_or(u64::MAX))
     }
 
     fn queued_on(&self, id: usize) -> Option<usize> {

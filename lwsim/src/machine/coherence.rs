@@ -77,6 +77,14 @@ pub(crate) trait Coherence {
     fn set_watch(&mut self, line_addr: usize, idx: u32);
     /// The watched-line index of `line_addr` (0: not watched).
     fn watch_of(&self, line_addr: usize) -> u32;
+    /// Whether hardware thread `agent`'s loads of `line_addr` hit from now on until another
+    /// core's request changes the line (it holds the line in the granted state), so that a
+    /// spin jump may skip them (`spin.rs`): `None` if not, else when the first exclusive
+    /// transfer booked already starts (`u64::MAX`: none), its loads' last chance to hit.
+    fn spin_holds(&self, line_addr: usize, agent: usize) -> Option<u64>;
+    /// Registers task `task`'s spin jump `epoch` on `line_addr`: the next exclusive booking of
+    /// the line wakes it ([`Machine::spin_wake`]) at the first of its loads the booking makes miss.
+    fn add_spinner(&mut self, line_addr: usize, task: usize, epoch: u64);
 }
 
 const WORDS: usize = MAX_AGENTS / 64;
@@ -151,6 +159,9 @@ struct Line {
     last_grant: u64,
     /// 1 + index into the watched lines, or 0.
     watch: u32,
+    /// Tasks in a spin jump on this line, with their jumps' epochs (`spin.rs`): woken by the
+    /// next exclusive booking.
+    spinners: Vec<(usize, u64)>,
 }
 
 impl Default for Line {
@@ -166,6 +177,7 @@ impl Default for Line {
             resident_until: 0,
             last_grant: 0,
             watch: 0,
+            spinners: Vec::new(),
         }
     }
 }
@@ -421,6 +433,13 @@ impl Directory {
             agent: a as u16,
             exclusive,
         });
+        if exclusive && !line.spinners.is_empty() {
+            // Loads before `start` still hit: the spinners resume at their first load after it.
+            let waker = m.key(m.current);
+            for (task, epoch) in std::mem::take(&mut line.spinners) {
+                m.spin_wake(task, epoch, line_addr, start, waker);
+            }
+        }
         if exclusive {
             line.tail_owner = a as u16;
             line.tail_sharers = Bits::default();
@@ -478,5 +497,22 @@ impl Coherence for Directory {
 
     fn watch_of(&self, line_addr: usize) -> u32 {
         self.lines.get(&line_addr).map_or(0, |l| l.watch)
+    }
+
+    fn spin_holds(&self, line_addr: usize, agent: usize) -> Option<u64> {
+        let l = self.lines.get(&line_addr)?;
+        let holds = l.owner == agent as u16 || (l.owner == NONE && l.sharers.has(agent));
+        holds.then(|| {
+            l.pending
+                .iter()
+                .find(|b| b.exclusive)
+                .map_or(u64::MAX, |b| b.start)
+        })
+    }
+
+    fn add_spinner(&mut self, line_addr: usize, task: usize, epoch: u64) {
+        let l = self.lines.entry(line_addr).or_default();
+        l.spinners.retain(|&(t, _)| t != task);
+        l.spinners.push((task, epoch));
     }
 }

@@ -339,6 +339,12 @@ pub fn totals() -> Option<CoreCounters> {
             }
             let now = m.clock_of_current();
             t.idle_ps = (0..m.ncores).map(|c| m.os().idle_through(c, now)).sum();
+            for (_, _, loads, pauses, busy) in m.spins_elapsed() {
+                t.ops += loads;
+                t.hits += loads;
+                t.pauses += pauses;
+                t.busy_ps += busy;
+            }
             t
         })
     })
@@ -376,7 +382,20 @@ impl CoreCounters {
 /// simulation. Read at a window's edges (after [`supervisor_wait_until`](super::supervisor_wait_until)) and subtracted
 /// ([`LineCounters::since`]), they count the window's traffic alone.
 pub fn watched_lines() -> Option<Vec<LineCounters>> {
-    with_machine(|m| m.map(|m| m.watched.clone()))
+    with_machine(|m| {
+        m.map(|m| {
+            let mut lines = m.watched.clone();
+            for (_, watch, loads, _, _) in m.spins_elapsed() {
+                if watch != 0 {
+                    let w = &mut lines[watch as usize - 1];
+                    w.ops += loads;
+                    w.loads += loads;
+                    w.hits += loads;
+                }
+            }
+            lines
+        })
+    })
 }
 
 impl LineCounters {

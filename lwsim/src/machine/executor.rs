@@ -33,6 +33,8 @@ pub(crate) struct Task {
     /// Not in shuttle's list of tasks at a decision (finished, or blocked in shuttle, as the
     /// supervisor in a join): left out of `order` until a decision's list has it again.
     pub(super) absent: bool,
+    /// The spin jump the task is in, if any (`spin.rs`).
+    pub(super) spin: Option<super::spin::SpinJump>,
 }
 
 /// How many entries of the sorted `order` are below `k` (a binary search whose steps do not
@@ -76,6 +78,7 @@ impl Machine {
                 sb: VecDeque::new(),
                 listed: None,
                 absent: false,
+                spin: None,
             });
             self.stale.push(n);
         }

@@ -42,6 +42,7 @@ mod cfs;
 mod coherence;
 mod counters;
 mod executor;
+mod spin;
 mod store_buffer;
 mod syscall;
 
@@ -50,6 +51,7 @@ pub(crate) use cfs::{Cfs, Scheduler};
 pub(crate) use coherence::{Coherence, Directory};
 pub use counters::{debug_state, totals, watch, watched_lines, CoreCounters, LineCounters, Report};
 pub use executor::supervisor_wait_until;
+pub use spin::spin_pauses;
 pub(crate) use store_buffer::merge_field;
 pub use store_buffer::{forwarded, serialize, store_field, store_plain};
 pub use syscall::{futex_wait, futex_wake, sched_yield, sleep, thread_exit, thread_start};
@@ -129,6 +131,10 @@ pub struct Machine {
     sb_cap: usize,
     /// The earliest drain time among the store buffers' oldest entries (`u64::MAX`: all empty).
     sb_next: u64,
+    /// Whether spin-wait loops may take spin jumps (`spin.rs`; the figures are the same).
+    spin_jumps: bool,
+    /// The last spin jump's number.
+    spin_epoch: u64,
     futexes: Map<usize, VecDeque<usize>>,
     // The executor.
     seed: u64,
@@ -196,7 +202,7 @@ pub(crate) fn uninstall() -> Option<Box<Machine>> {
 }
 
 impl Machine {
-    pub(crate) fn new(prof: Profile, ncores: usize, seed: u64) -> Machine {
+    pub(crate) fn new(prof: Profile, ncores: usize, seed: u64, spin_jumps: bool) -> Machine {
         assert!(
             ncores >= 1 && ncores <= prof.hw_threads(),
             "{ncores} cores requested; profile {} has {} hardware threads",
@@ -210,6 +216,8 @@ impl Machine {
             os: Some(Box::new(Cfs::new(&prof, ncores, seed))),
             sb_cap: prof.param(model::STORE_BUFFER_ENTRIES) as usize,
             sb_next: u64::MAX,
+            spin_jumps,
+            spin_epoch: 0,
             sibling: (0..ncores)
                 .map(|c| (0..ncores).find(|&d| d != c && prof.place(d).2 == prof.place(c).2))
                 .collect(),

@@ -81,6 +81,19 @@ unsafe fn write_store(addr: usize, width: u8, value: u64, mask: u64, from: u64) 
 }
 
 impl Machine {
+    /// The earliest drain time among the buffered stores (every task's) that write `line` or
+    /// grant a booking of it (`u64::MAX`: none): a store's value, and for a booked one the
+    /// line's new owner, take effect only then, possibly after the line was granted on.
+    pub(super) fn next_drain_on(&self, line: usize) -> u64 {
+        self.tasks
+            .iter()
+            .flat_map(|t| t.sb.iter())
+            .filter(|e| e.addr >> LINE_SHIFT == line || e.booking.is_some_and(|b| b.0 == line))
+            .map(|e| e.drain)
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+
     /// Makes visible every buffered store whose drain time is at or before `t` (the running
     /// task's clock: every event before it has happened), in drain order.
     pub(super) fn drain_stores(&mut self, t: u64) {
