@@ -425,6 +425,49 @@ fn uncontended_pair_ps<L: RawLwLock + 'static>(p: Profile, mode: Mode, n: u64) -
     v
 }
 
+/// The reference locks' instruction time (the counts in each lock's module docs, from the release
+/// build's disassembly): an uncontended acquire+release costs its memory operations (all hits)
+/// plus its annotated instructions times `instruction_ns`: TAS a swap, a store and 7; ticket a
+/// `fetch_add`, two loads, a store and 7; MCS two stores, a swap, a load, a CAS and 26; the queued
+/// spinlock a CAS, the unlock's store and 7. With instruction time off, the memory operations alone.
+#[test]
+fn cost_uncontended_reference_pairs_are_memory_ops_plus_instructions() {
+    use lwlock::sync::lwsim::profile::cost;
+    if cfg!(debug_assertions) {
+        return; // the debug build's `debug_assert!` loads add memory operations
+    }
+    let p = profile("this-machine");
+    let per = (p.get("instruction_ns").unwrap() * 1000.0).round() as u64;
+    let (load, store, rmw) = (
+        p.ps(cost::LOAD_HIT),
+        p.ps(cost::STORE_HIT),
+        p.ps(cost::RMW_HIT),
+    );
+    let cases = [
+        ("tas", rmw + store, 7),
+        ("ticket", rmw + 2 * load + store, 7),
+        ("mcs", 2 * rmw + 2 * store + load, 26),
+        ("qspinlock", rmw + store, 7),
+    ];
+    let pairs = |p: &Profile| {
+        [
+            uncontended_pair_ps::<TasLock>(p.clone(), Mode::Exclusive, 50),
+            uncontended_pair_ps::<TicketLock>(p.clone(), Mode::Exclusive, 50),
+            uncontended_pair_ps::<McsLock>(p.clone(), Mode::Exclusive, 50),
+            uncontended_pair_ps::<QSpinLock>(p.clone(), Mode::Exclusive, 50),
+        ]
+    };
+    for ((name, mem, instr), got) in cases.iter().zip(pairs(&p)) {
+        println!("{name:<10} simulated {got} ps = {mem} memory + {instr} x {per}");
+        assert_eq!(got, mem + instr * per, "{name}");
+    }
+    let mut off = p.clone();
+    off.set("instruction_ns", 0.0).unwrap();
+    for ((name, mem, _), got) in cases.iter().zip(pairs(&off)) {
+        assert_eq!(got, *mem, "{name} without instruction time");
+    }
+}
+
 /// The uncontended acquire+release costs exactly its memory operations (all hits) plus its
 /// annotated instructions times the profile's `instruction_ns`: atomic, one load, two RMWs and
 /// 16 (shared) or 13 (exclusive) instructions; classic, two TAS RMWs, four stores and 95 or 90
