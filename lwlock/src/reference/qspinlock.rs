@@ -34,8 +34,8 @@
 //! [`swap_field`]: crate::sync::swap_field
 //!
 //! Instruction time (`lwlock::sync::instructions`, counted from the release build's disassembly
-//! of `lwlock/examples/lock_path_instructions.rs`): the fast path 2, CAS, 4; the unlock: its store,
-//! 1. The slow path (the pending and queue paths, about 100 instructions of code) is not
+//! of `lwlock/examples/lock_path_instructions.rs`): the fast path 2, CAS, 4; the unlock, its store
+//! and 1. The slow path (the pending and queue paths, about 100 instructions of code) is not
 //! annotated: the published-curve check runs it, so its level omits that instruction time.
 
 use crate::sync::{

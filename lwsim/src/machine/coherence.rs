@@ -33,6 +33,8 @@
 //!
 //! **Residency** (`model.residency_ns`): a new owner keeps the line that long (jittered) before
 //! the next booked transfer may start, at least for its own RMW; its accesses in the window hit.
+//! A structural option, `model.residency_after_store` (default 1, the choice so far), decides
+//! whether a plain store's grant opens the window too; at 0 only an RMW's does.
 //! `model.residency_spread` shapes the window's distribution around the same mean (the one-RMW
 //! floor aside), from that narrow window (0) to an exponential one (1, not jittered), calibrated
 //! on a machine's run lengths.
@@ -242,6 +244,8 @@ pub(crate) struct Directory {
     arbitration_local: f64,
     /// `model.invalidate_per_sharer_ns` in ps.
     inv_per_sharer: u64,
+    /// `model.residency_after_store`: a plain store's grant opens a residency window.
+    hold_after_store: bool,
     /// The latency spread's, residency windows' and arbitration delays' draws.
     stream: Stream,
 }
@@ -258,6 +262,7 @@ impl Directory {
             arbitration: prof.param(model::ARBITRATION),
             arbitration_local: prof.param(model::ARBITRATION_LOCAL),
             inv_per_sharer: (prof.param(model::INVALIDATE_PER_SHARER_NS) * 1000.0).round() as u64,
+            hold_after_store: prof.param(model::RESIDENCY_AFTER_STORE) >= 0.5,
             stream,
         }
     }
@@ -444,8 +449,14 @@ impl Directory {
             line.tail_owner = a as u16;
             line.tail_sharers = Bits::default();
             line.busy_until = grant;
+            // The window is drawn either way, so the option moves no other draw.
             let r = self.residency_window();
-            line.resident_until = grant + r.max(rmw);
+            let hold = if kind == Access::Store && !self.hold_after_store {
+                0
+            } else {
+                r.max(rmw)
+            };
+            line.resident_until = grant + hold;
         } else if what == 1 {
             line.tail_sharers = Bits::only(line.tail_owner as usize);
             line.tail_sharers.set(a);
