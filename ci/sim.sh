@@ -3,7 +3,8 @@
 # lwlock: determinism, the analytic limits of one hot line and of own lines, the OS model's exact
 # costs, the profiles). Then the project on the simulator (`--cfg lwsim`, its own target directory
 # target/lwsim, since RUSTFLAGS changes rebuild everything): the validation tests on the project's
-# locks (determinism, TAS/ticket-vs-MCS shape, exact costs of the atomic and classic LWLocks,
+# locks (determinism, TAS/ticket-vs-MCS shape, the sweep's window count, spin jumps leaving every
+# figure unchanged, exact costs of the atomic and classic LWLocks and of the reference locks,
 # lock-holder preemption, the FlexLock leader group), a short sweep, the speed check (a 64-core,
 # 10 ms virtual run of the atomic LWLock under a 95/5 shared/exclusive mix must take at most
 # 30 s), and lwbench's simulated engine (bench/tests/sim_engine.rs; bench/tests/sim_tools.rs:
