@@ -94,7 +94,7 @@ pub mod machine;
 mod mutex;
 mod os;
 pub mod profile;
-mod sched;
+mod run;
 pub mod thread;
 mod trace;
 
@@ -109,4 +109,4 @@ pub use os::{
     spin_pauses, touch,
 };
 pub use profile::Profile;
-pub use sched::{run, SimConfig};
+pub use run::{run, SimConfig};

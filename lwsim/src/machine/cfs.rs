@@ -142,7 +142,7 @@ struct Domain {
 
 /// The scheduler's parameters (ps), CFS's scaled as the kernel scales them.
 #[derive(Clone, Copy, Debug)]
-struct Sched {
+struct CfsTunables {
     latency: u64,
     min_gran: u64,
     wakeup_gran: u64,
@@ -157,7 +157,7 @@ pub(crate) struct Cfs {
     /// cores it spans (per core) and its busy balance interval (ps); empty when
     /// `model.balance_busy_factor` is 0.
     domains: Vec<Domain>,
-    sched: Sched,
+    tunables: CfsTunables,
 }
 
 impl Cfs {
@@ -178,7 +178,7 @@ impl Cfs {
         Cfs {
             cores,
             domains,
-            sched: Cfs::sched(prof),
+            tunables: Cfs::tunables(prof),
         }
     }
 
@@ -186,10 +186,10 @@ impl Cfs {
     /// 1 + ilog2(min(cpus, 8)) (`SCHED_TUNABLESCALING_LOG`, the default), where cpus is the
     /// profile's hardware threads (the kernel scales by the online CPUs, which a benchmark's
     /// affinity does not change), and the profile's `time_slice_ns` as an upper bound.
-    fn sched(prof: &Profile) -> Sched {
+    fn tunables(prof: &Profile) -> CfsTunables {
         let factor = 1 + prof.hw_threads().clamp(1, 8).ilog2() as u64;
         let ps = |k: usize| (prof.param(k) * 1000.0).round() as u64 * factor;
-        Sched {
+        CfsTunables {
             latency: ps(crate::profile::model::SCHED_LATENCY),
             min_gran: ps(crate::profile::model::MIN_GRANULARITY),
             wakeup_gran: ps(crate::profile::model::WAKEUP_GRANULARITY),
@@ -243,7 +243,7 @@ impl Cfs {
         let clock = m.tasks[id].clock;
         let ran = clock.saturating_sub(self.cores[c].run_start);
         if !self.cores[c].resched {
-            let s = self.sched;
+            let s = self.tunables;
             let ideal = self.slice_of(&s, self.cores[c].queue.len() + 1);
             if ran < ideal.min(s.min_gran) {
                 return false;
@@ -332,14 +332,14 @@ impl Cfs {
             m.tasks[n].last_core = Some(c as u32);
             self.cores[c].queue.push_back(n);
             m.counters[c].balance_pulls += 1;
-            if self.vruntime_at(m, c, now) - v > self.sched.wakeup_gran as i64 {
+            if self.vruntime_at(m, c, now) - v > self.tunables.wakeup_gran as i64 {
                 self.cores[c].resched = true;
             }
         }
     }
 
     /// The CFS slice at `nr` runnable threads on a core.
-    fn slice_of(&self, s: &Sched, nr: usize) -> u64 {
+    fn slice_of(&self, s: &CfsTunables, nr: usize) -> u64 {
         (s.latency / nr.max(1) as u64).max(s.min_gran).min(s.cap)
     }
 
@@ -364,7 +364,7 @@ impl Cfs {
             })
         });
         let clock = m.tasks[id].clock;
-        let s = self.sched;
+        let s = self.tunables;
         // Vruntime placement, in the target queue's frame.
         self.update_min_vruntime(m, target, clock);
         let min = self.cores[target].min_vruntime;
@@ -498,7 +498,7 @@ impl Scheduler for Cfs {
         };
         let c = c as usize;
         let at = m.tasks[id].clock;
-        let gran = self.sched.wakeup_gran as i64;
+        let gran = self.tunables.wakeup_gran as i64;
         let mine = self.vruntime_at(m, c, at);
         let left = self.cores[c]
             .queue

@@ -1,5 +1,5 @@
 //! The executor: the tasks' virtual clocks and the order in which they run. The shuttle scheduler
-//! hook (`sched.rs`) asks [`Machine::pick`] for every decision; task code passes a sync point
+//! hook (`run.rs`) asks [`Machine::pick`] for every decision; task code passes a sync point
 //! ([`at_sync_point`], [`at_turn`]) before every operation on shared state and yields until its
 //! key is the smallest (see the parent module's *Time*).
 
