@@ -8,7 +8,7 @@
 //! ```
 //!
 //! Options: `--curves LIST` (of `folly-microspin`, `folly-mcs`, `rwspin-100`, `rwspin-10`,
-//! `rwspin-1`, `torture`; default all), `--set K=V[,K=V]` (override profile keys, e.g. a
+//! `rwspin-1`, `rwspin-0` (read-only), `torture`; default all), `--set K=V[,K=V]` (override profile keys, e.g. a
 //! structural option), `--seed N` (default 0), `--duration-us N` (every point's virtual window;
 //! defaults: folly 1000, rwspin 200, torture 1000), `--threads LIST` (only these rows).
 //! Bad input exits 2 naming the argument.
@@ -38,6 +38,7 @@ fn main() {
         "rwspin-100",
         "rwspin-10",
         "rwspin-1",
+        "rwspin-0",
         "torture",
     ];
     let mut curves: Vec<String> = all.iter().map(|s| s.to_string()).collect();
@@ -90,7 +91,7 @@ fn main() {
     let pick = |rows: &[usize]| -> Vec<usize> {
         rows.iter()
             .copied()
-            .filter(|n| only.as_ref().is_none_or(|o| o.contains(n)))
+            .filter(|n| only.as_ref().map_or(true, |o| o.contains(n)))
             .collect()
     };
     println!(
@@ -124,19 +125,20 @@ fn main() {
                     )
                 }
             }
-            "rwspin-100" | "rwspin-10" | "rwspin-1" => {
+            "rwspin-100" | "rwspin-10" | "rwspin-1" | "rwspin-0" => {
                 let cf = cfg("xeon-2s-e5-2660", 32);
                 let d = duration.unwrap_or(200_000);
                 let rows = pick(&RWSPIN_THREADS);
                 let (permille, published) = match c.as_str() {
                     "rwspin-100" => (1000, &RWSPIN_ALL_WRITE),
                     "rwspin-10" => (100, &RWSPIN_10PCT),
-                    _ => (10, &RWSPIN_1PCT),
+                    "rwspin-1" => (10, &RWSPIN_1PCT),
+                    _ => (0, &RWSPIN_READS),
                 };
                 rwspin_curve::<RwSpinLock>(
                     &format!(
                         "folly_rwspin (folly::RWSpinLock), {} % writes, on xeon-2s-e5-2660 (aggregate ops/s)",
-                        permille / 10
+                        permille as f64 / 10.0
                     ),
                     &cf,
                     permille,

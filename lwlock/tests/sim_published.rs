@@ -60,11 +60,8 @@ fn qspinlock_torture_on_e7_8895v3_shape() {
     let (pp, pr) = t.published_shape();
     let (sp, sr) = t.simulated_shape();
     assert_eq!((pp, sp), (36, 16), "best points");
-    assert_eq!(
-        ((sr / pr) - 1.0).abs() <= 0.3,
-        false,
-        "last / best: {sr} vs {pr}"
-    );
+    // The miss as documented: last / best outside ±30 % of the published one.
+    assert!(((sr / pr) - 1.0).abs() > 0.3, "last / best: {sr} vs {pr}");
 }
 
 /// folly's MicroSpinLock and the MCS lock standing in for DistributedMutex on 2 x E5-2680 v4,

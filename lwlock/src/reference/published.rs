@@ -283,6 +283,11 @@ pub const FOLLY_BURN_OUTSIDE: u64 = 1000;
 
 /// Threads of folly's SharedMutexTest rows (all on one lock).
 pub const RWSPIN_THREADS: [usize; 7] = [1, 2, 4, 8, 16, 32, 64];
+/// `folly_rwspin_reads` aggregate ops/s on 2 x E5-2660: read-only (`lock_shared; read;
+/// unlock_shared`, `runContendedReaders`, the same loop as [`mixed`] with no writes).
+pub const RWSPIN_READS: [f64; 7] = [
+    65.95e6, 22.20e6, 16.08e6, 15.60e6, 14.27e6, 17.00e6, 16.89e6,
+];
 /// `folly_rwspin` aggregate ops/s on 2 x E5-2660, 100 % writes.
 pub const RWSPIN_ALL_WRITE: [f64; 7] =
     [42.06e6, 13.15e6, 4.83e6, 3.06e6, 1.37e6, 645.01e3, 492.00e3];
