@@ -28,8 +28,8 @@ fn summary(c: &Curve) -> (Vec<u64>, Vec<bool>) {
 }
 
 /// folly's RW spinlock on 2 x E5-2660, 100 % and 1 % writes, 1 / 4 / 32 threads, 100 µs: the
-/// all-write curve meets the band at 1 and 4 threads (its collapse is the published one), the
-/// 1 % one only at 1 (the readers' rate is too high from 2 threads: results.md says why).
+/// all-write curve meets the band at every one (its collapse is the published one), the 1 % one
+/// only at 1 (the mixed curve is too fast from 2 threads: results.md says why).
 #[test]
 fn rwspin_on_e5_2660_against_folly() {
     let c = cfg("xeon-2s-e5-2660", 32);
