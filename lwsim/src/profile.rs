@@ -52,6 +52,18 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "epyc-2s-genoa",
         include_str!("../profiles/epyc-2s-genoa.json"),
     ),
+    (
+        "xeon-2s-e5-2680v4",
+        include_str!("../profiles/xeon-2s-e5-2680v4.json"),
+    ),
+    (
+        "xeon-2s-e5-2660",
+        include_str!("../profiles/xeon-2s-e5-2660.json"),
+    ),
+    (
+        "xeon-4s-e7-8895v3",
+        include_str!("../profiles/xeon-4s-e7-8895v3.json"),
+    ),
 ];
 
 /// The cost keys every profile must define.

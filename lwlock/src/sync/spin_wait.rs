@@ -7,7 +7,7 @@
 //! scheduler steps instead of one per PAUSE. [`spin_wait_while_for`] bounds the PAUSEs and
 //! returns their count, for loops that count their spins (a spin budget before sleeping).
 
-use super::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use super::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
 /// A word a thread can spin on with [`spin_wait_while`]: the shim's atomics.
 pub trait SpinWord {
@@ -32,6 +32,7 @@ macro_rules! spin_word {
         }
     };
 }
+spin_word!(AtomicU8, u8);
 spin_word!(AtomicU32, u32);
 spin_word!(AtomicU64, u64);
 spin_word!(AtomicBool, bool);
