@@ -3,7 +3,7 @@
 //! Every atomic, fence, spin hint, futex wait/wake, timed sleep, thread spawn, yield and clock
 //! read a program makes through this crate (its [`atomic`] types, [`pause`], [`futex_wait`],
 //! [`thread::spawn`], [`now_nanos`], ...) is executed by the simulator when it runs inside
-//! [`run`]; outside a simulation they behave as std's. lwlock's `sync` shim re-exports it under
+//! [`run()`]; outside a simulation they behave as std's. lwlock's `sync` shim re-exports it under
 //! `RUSTFLAGS="--cfg lwsim"` (`lwlock::sync::lwsim`), which puts every lock written against
 //! `lwlock::sync` on the simulated machine unchanged; the crate itself needs no cfg and no lwlock
 //! (`cargo test -p lwsim` runs its tests in a normal build).
@@ -51,7 +51,8 @@
 //!
 //! # The modules, bottom up
 //! [`access`] (line size, access kinds) ← [`profile`], `line_profile` ← [`machine`] (its
-//! executor, coherence model, store buffer, OS model and counters, each a file of its own) ← `sched` ([`run`], [`SimConfig`]), [`atomic`], the OS calls
+//! executor, coherence model, store buffer, OS model and counters, each a file of its own) ←
+//! `run` ([`run()`], [`SimConfig`]), [`atomic`], the OS calls
 //! (`os`: [`pause`], [`compute`], [`instructions`], [`touch`], [`now_nanos`], [`sleep_micros`],
 //! [`futex_wait`], [`futex_wake`], [`settle`]) and [`thread`] ← [`Mutex`]. [`LineAligned`] stands
 //! alone.

@@ -1,4 +1,4 @@
-//! The entry point [`run`] and the shuttle scheduler it runs under: smallest virtual clock first.
+//! The entry point [`run()`] and the shuttle scheduler it runs under: smallest virtual clock first.
 
 use crate::machine::{self, Machine, Report};
 use crate::profile::Profile;

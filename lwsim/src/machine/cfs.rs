@@ -1,5 +1,5 @@
-//! The OS model: the [`Scheduler`] trait the machine asks before every operation of a thread
-//! and at every system call that takes or leaves a core, and the shipped model, [`Cfs`].
+//! The OS model CFS, [`Cfs`], behind the [`Scheduler`] trait (`scheduler.rs`) the machine asks
+//! before every operation of a thread and at every system call that takes or leaves a core.
 //!
 //! # CFS
 //! Each simulated thread (a task spawned with `thread::spawn`) needs a core: on start or after a
@@ -61,7 +61,7 @@
 //!   sleeps, waits on a futex, is preempted with nothing queued, or exits, until a thread placed
 //!   on it starts running (an idle-state exit latency is idle time, as the kernel's idle task
 //!   accounts it). A thread waiting in a run queue keeps no core idle (queues form only when
-//!   no core is). [`totals`] reports each core's idle time up to the caller's clock
+//!   no core is). [`totals`](crate::totals) reports each core's idle time up to the caller's clock
 //!   (`CoreCounters::idle_ps`); busy over a window is `cores × window − idle`. This differs
 //!   from `busy_ps`, which charges each operation's whole cost when it is charged, so an
 //!   operation that straddles a window's edge lands on one side.
@@ -73,35 +73,12 @@
 //! long it has idled), and preemption takes effect at the running thread's next operation, so a
 //! long [`crate::compute`] delays it.
 
-use super::executor::Task;
-use super::{splitmix, Machine};
+use super::scheduler::Scheduler;
+use super::stream::splitmix;
+use super::task::Task;
+use super::Machine;
 use crate::profile::{cost, model, Profile};
 use std::collections::VecDeque;
-
-/// An OS model: which thread runs on which core, and when it gives the core up.
-pub(crate) trait Scheduler {
-    /// Before an operation of thread `id` (the running task of `m`): take a core if it needs
-    /// one, balance, check its slice. Returns whether it may go on (else it is parked or
-    /// preempted, and yields).
-    fn before_operation(&mut self, m: &mut Machine, id: usize) -> bool;
-    /// Thread `id` leaves its core (sleep, futex wait, exit) at its clock.
-    fn leave_core(&mut self, m: &mut Machine, id: usize);
-    /// `sched_yield` by thread `id`: whether another thread took its core (it then yields).
-    fn yield_now(&mut self, m: &mut Machine, id: usize) -> bool;
-    /// The thread running on `core`, if any.
-    fn running(&self, core: usize) -> Option<usize>;
-    /// `core`'s idle time from 0 up to time `t` (ps).
-    fn idle_through(&self, core: usize, t: u64) -> u64;
-    /// The core on whose run queue thread `id` waits, if any.
-    fn queued_on(&self, id: usize) -> Option<usize>;
-    /// Each busy core's state, one line each, for `debug_state`.
-    fn describe_cores(&self) -> String;
-    /// For a spin jump of the running thread `id`: `None` if the model may act on it at any
-    /// operation (it has no core, or threads wait for its core), else the time of the model's
-    /// next own event on it (a periodic balance; `u64::MAX`: none). Until then, only another
-    /// thread's arrival on its core (which interrupts the jump) changes what its operations see.
-    fn spin_quiet(&self, m: &Machine, id: usize) -> Option<u64>;
-}
 
 /// A core's CFS run queue and its idle accounting.
 #[derive(Clone, Debug, Default)]
@@ -466,7 +443,7 @@ impl Cfs {
     }
 }
 
-impl Scheduler for Cfs {
+impl Scheduler<Machine> for Cfs {
     fn before_operation(&mut self, m: &mut Machine, id: usize) -> bool {
         if m.tasks[id].needs_core && !self.arrive(m, id) {
             return false;

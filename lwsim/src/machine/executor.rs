@@ -3,39 +3,10 @@
 //! ([`at_sync_point`], [`at_turn`]) before every operation on shared state and yields until its
 //! key is the smallest (see the parent module's *Time*).
 
-use super::store_buffer::SbEntry;
-use super::{splitmix, Machine};
+use super::stream::splitmix;
+use super::task::Task;
+use super::Machine;
 use std::collections::VecDeque;
-
-/// A task: a simulated thread or the supervisor. The OS model's and the store buffer's per-task
-/// state lives here too (`core`, `last_core`, `vruntime`, `needs_core`; `sb`).
-#[derive(Clone, Debug)]
-pub(crate) struct Task {
-    pub(super) clock: u64,
-    pub(super) prio: u64,
-    /// Not eligible: asleep on a futex or waiting in a run queue.
-    pub(super) parked: bool,
-    /// Must take a core before its next operation (new, or back from a sleep or wakeup).
-    pub(super) needs_core: bool,
-    pub(super) core: Option<u32>,
-    pub(super) last_core: Option<u32>,
-    /// Not a simulated thread (the main task): no core, no preemption.
-    pub(super) supervisor: bool,
-    pub(super) exited: bool,
-    /// CFS virtual runtime (ps), in the frame of its core's `min_vruntime` (`core`, else
-    /// `last_core`); while it runs, banked up to its core's `run_start`.
-    pub(super) vruntime: i64,
-    /// The store buffer: plain stores issued and not yet visible, oldest first.
-    pub(super) sb: VecDeque<SbEntry>,
-    /// The `(clock, prio)` under which the task is in the scheduler's `order` (`None`: not
-    /// there, as it is parked or absent).
-    pub(super) listed: Option<(u64, u64)>,
-    /// Not in shuttle's list of tasks at a decision (finished, or blocked in shuttle, as the
-    /// supervisor in a join): left out of `order` until a decision's list has it again.
-    pub(super) absent: bool,
-    /// The spin jump the task is in, if any (`spin.rs`).
-    pub(super) spin: Option<super::spin::SpinJump>,
-}
 
 /// How many entries of the sorted `order` are below `k` (a binary search whose steps do not
 /// branch on the comparison).

@@ -2,14 +2,26 @@
 //!
 //! * the **executor** (`executor.rs`): the tasks' virtual clocks and the conservative
 //!   smallest-clock-first order the shuttle scheduler hook follows;
-//! * the **coherence model** (`coherence.rs`), behind the `Coherence` trait: the directory of
-//!   lines, each access's cost and when it takes effect; the shipped model is `Directory`;
+//! * the **coherence model** behind the `Coherence` trait (`coherence.rs`): the directory of
+//!   lines, each access's cost and when it takes effect; the shipped model is `Directory`
+//!   (`directory.rs`); an access is charged through it by `charge.rs`;
 //! * the **store buffer** (`store_buffer.rs`): x86-TSO's buffered plain stores;
-//! * the **OS model** (`cfs.rs`, `syscall.rs`), behind the `Scheduler` trait: cores, run
-//!   queues, slices and wakeups (the shipped model is `Cfs`, CFS before Linux 6.6), and the
-//!   system calls (futexes, sleeps, `sched_yield`, thread start and exit) that enter it;
-//! * the **counters** (`counters.rs`): per core and per watched line, the report, the access
-//!   trace's lines.
+//! * the **OS model** behind the `Scheduler` trait (`scheduler.rs`): cores, run queues, slices
+//!   and wakeups; the shipped model is `Cfs` (`cfs.rs`, CFS before Linux 6.6); the system calls
+//!   that enter it (futexes, sleeps, `sched_yield`, thread start and exit) are `syscall.rs`;
+//! * the **counters** (`counters.rs`, the data; `counting.rs`, counting into them and reading
+//!   them): per core and per watched line, the report, the access trace's lines.
+//!
+//! Besides: a task's state (`task.rs`), the spin jumps (`spin.rs`), the random streams
+//! (`stream.rs`), the address maps (`addr_map.rs`), and the machine assembled with its shipped
+//! models (`assembly.rs`).
+//!
+//! **Layering.** The data files (`task.rs`, `counters.rs`, `stream.rs`, `addr_map.rs`) and the two
+//! traits name nothing of the machine; this file, which defines [`Machine`], names only them (a
+//! model is a `Box<dyn Coherence<Machine>>` or `Box<dyn Scheduler<Machine>>`, the traits generic
+//! over the machine they are given); every other file works on the machine, and this file only
+//! re-exports them. So no two files depend on each other, and a second model (another
+//! coherence protocol, EEVDF) is one new file and one line of `assembly.rs`.
 //!
 //! All state lives in one thread-local [`Machine`]: shuttle runs every task and the scheduler on
 //! the OS thread that called `run`, so they all see it. Task code borrows it only between
@@ -38,77 +50,41 @@
 //! (`compute`) and instructions (`instructions`) take `1 / smt_share` as long. The sibling's state
 //! is sampled when the computation starts.
 
+mod addr_map;
+mod assembly;
 mod cfs;
+mod charge;
 mod coherence;
 mod counters;
+mod counting;
+mod directory;
 mod executor;
+mod scheduler;
 mod spin;
 mod store_buffer;
+mod stream;
 mod syscall;
+mod task;
 
 pub use crate::access::{Access, Plain, LINE_SHIFT, MAX_AGENTS};
-pub(crate) use cfs::{Cfs, Scheduler};
-pub(crate) use coherence::{Coherence, Directory};
-pub use counters::{debug_state, totals, watch, watched_lines, CoreCounters, LineCounters, Report};
+pub use charge::{access, charge_instructions, charge_plain, serialize};
+pub use counters::{CoreCounters, LineCounters, Report};
+pub use counting::{debug_state, totals, watch, watched_lines};
 pub use executor::supervisor_wait_until;
 pub use spin::spin_pauses;
 pub(crate) use store_buffer::merge_field;
-pub use store_buffer::{forwarded, serialize, store_field, store_plain};
+pub use store_buffer::{forwarded, store_field, store_plain};
 pub use syscall::{futex_wait, futex_wake, sched_yield, sleep, thread_exit, thread_start};
 
 use crate::line_profile::LineProfile;
-use crate::profile::{cost, model, Profile};
+use crate::profile::Profile;
 use crate::trace::Trace;
-use executor::{at_sync_point, at_turn, Task};
+use addr_map::Map;
+use coherence::{Coherence, Req};
+use scheduler::Scheduler;
 use std::cell::RefCell;
-use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
-
-/// A tiny multiplicative hasher for line and futex addresses (deterministic, fast).
-#[derive(Default)]
-pub(crate) struct AddrHasher(u64);
-impl Hasher for AddrHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ *b as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-        }
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
-pub(crate) type Map<K, V> = HashMap<K, V, BuildHasherDefault<AddrHasher>>;
-
-pub(crate) fn splitmix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
-}
-
-/// A model's seeded random stream: its `n`-th draw is a hash of its key and `n`, so one model's
-/// draws depend only on its key and on how many it made.
-#[derive(Clone, Debug)]
-pub(crate) struct Stream {
-    key: u64,
-    n: u64,
-}
-
-impl Stream {
-    /// The stream keyed by `key` (a run's seed, or a hash of it).
-    pub fn new(key: u64) -> Stream {
-        Stream { key, n: 0 }
-    }
-    /// The next draw, uniform in `[0, 1)`.
-    pub fn uniform(&mut self) -> f64 {
-        self.n = self.n.wrapping_add(1);
-        (splitmix(self.key ^ self.n.wrapping_mul(0xD1B5_4A32_D192_ED03)) >> 11) as f64
-            / (1u64 << 53) as f64
-    }
-}
+use std::collections::VecDeque;
+use task::Task;
 
 /// The whole simulated machine: the executor's tasks, the two models behind their traits, the
 /// store buffers' parameters and the counters.
@@ -124,9 +100,9 @@ pub struct Machine {
     /// `model.instruction_ns` in ps (rounded).
     instruction_ps: u64,
     /// The coherence model (`None` only while one of its methods runs).
-    coherence: Option<Box<dyn Coherence>>,
+    coherence: Option<Box<dyn Coherence<Machine>>>,
     /// The OS model (`None` only while one of its methods runs).
-    os: Option<Box<dyn Scheduler>>,
+    os: Option<Box<dyn Scheduler<Machine>>>,
     /// `model.store_buffer_entries` (0: no store buffer, a store stalls for its line).
     sb_cap: usize,
     /// The earliest drain time among the store buffers' oldest entries (`u64::MAX`: all empty).
@@ -202,51 +178,11 @@ pub(crate) fn uninstall() -> Option<Box<Machine>> {
 }
 
 impl Machine {
-    pub(crate) fn new(prof: Profile, ncores: usize, seed: u64, spin_jumps: bool) -> Machine {
-        assert!(
-            ncores >= 1 && ncores <= prof.hw_threads(),
-            "{ncores} cores requested; profile {} has {} hardware threads",
-            prof.name,
-            prof.hw_threads()
-        );
-        let mut costs = [0; 16];
-        costs.copy_from_slice(&prof.costs_ps[..16]);
-        Machine {
-            coherence: Some(Box::new(Directory::new(&prof, Stream::new(seed)))),
-            os: Some(Box::new(Cfs::new(&prof, ncores, seed))),
-            sb_cap: prof.param(model::STORE_BUFFER_ENTRIES) as usize,
-            sb_next: u64::MAX,
-            spin_jumps,
-            spin_epoch: 0,
-            sibling: (0..ncores)
-                .map(|c| (0..ncores).find(|&d| d != c && prof.place(d).2 == prof.place(c).2))
-                .collect(),
-            smt_share: prof.param(model::SMT_SHARE),
-            instruction_ps: (prof.param(model::INSTRUCTION_NS) * 1000.0).round() as u64,
-            prof,
-            costs,
-            ncores,
-            seed,
-            tasks: Vec::new(),
-            futexes: Map::default(),
-            now: 0,
-            current: 0,
-            horizon: (u64::MAX, u64::MAX, usize::MAX),
-            order: Vec::new(),
-            stale: Vec::new(),
-            absent: Vec::new(),
-            counters: vec![CoreCounters::default(); ncores + 1],
-            watched: Vec::new(),
-            steps: 0,
-            threads: 0,
-            end_ps: 0,
-            line_profile: LineProfile::from_env().map(Box::new),
-            trace: Trace::from_env(),
-        }
-    }
-
     /// Runs `f` on the coherence model, taken out of the machine meanwhile.
-    fn with_coherence<R>(&mut self, f: impl FnOnce(&mut dyn Coherence, &mut Machine) -> R) -> R {
+    fn with_coherence<R>(
+        &mut self,
+        f: impl FnOnce(&mut dyn Coherence<Machine>, &mut Machine) -> R,
+    ) -> R {
         let mut c = self
             .coherence
             .take()
@@ -257,7 +193,7 @@ impl Machine {
     }
 
     /// Runs `f` on the OS model, taken out of the machine meanwhile.
-    fn with_os<R>(&mut self, f: impl FnOnce(&mut dyn Scheduler, &mut Machine) -> R) -> R {
+    fn with_os<R>(&mut self, f: impl FnOnce(&mut dyn Scheduler<Machine>, &mut Machine) -> R) -> R {
         let mut os = self.os.take().expect("lwsim: the OS model re-entered");
         let r = f(&mut *os, self);
         self.os = Some(os);
@@ -265,12 +201,12 @@ impl Machine {
     }
 
     /// The OS model, to read.
-    fn os(&self) -> &dyn Scheduler {
+    fn os(&self) -> &dyn Scheduler<Machine> {
         self.os.as_deref().expect("lwsim: the OS model re-entered")
     }
 
     /// The coherence model, to read.
-    fn coherence(&self) -> &dyn Coherence {
+    fn coherence(&self) -> &dyn Coherence<Machine> {
         self.coherence
             .as_deref()
             .expect("lwsim: the coherence model re-entered")
@@ -340,71 +276,4 @@ impl Machine {
     fn grant(&mut self, line_addr: usize, seq: u64) {
         self.with_coherence(|c, _| c.grant(line_addr, seq));
     }
-}
-
-/// What phase 1 of an access did.
-pub(crate) enum Req {
-    /// Served (a hit): the operation takes effect now.
-    Done,
-    /// Lost arbitration for a busy line: the task's clock moved on; request again.
-    Arbitrate,
-    /// Booked as transfer `seq`; the operation takes effect at the grant.
-    Booked(u64),
-}
-
-/// Charges one access of the line holding `addr` to the running task.
-#[inline]
-pub fn access(addr: usize, kind: Access) {
-    let line = addr >> LINE_SHIFT;
-    if kind == Access::Rmw {
-        serialize();
-    }
-    let mut arbitrated = false;
-    loop {
-        match at_sync_point(|m| m.request(line, kind, arbitrated)) {
-            None | Some(Req::Done) => return,
-            Some(Req::Arbitrate) => arbitrated = true,
-            Some(Req::Booked(seq)) => {
-                at_turn(|m| m.grant(line, seq));
-                return;
-            }
-        }
-    }
-}
-
-/// Charges time that touches no shared memory. Computation and fences then pass a sync point
-/// (other threads' earlier events, such as an arrival in this core's run queue, happen first, and
-/// the slice is checked); a PAUSE does not (a spin loop's next load is one).
-pub fn charge_plain(p: Plain) {
-    let sync = with_machine(|m| {
-        let Some(m) = m else { return false };
-        let a = m.agent();
-        let ps = match p {
-            Plain::Pause => {
-                m.counters[a].pauses += 1;
-                m.costs[cost::PAUSE]
-            }
-            Plain::Fence => {
-                m.serialize_own();
-                m.costs[cost::MFENCE]
-            }
-            Plain::Compute(ps) => m.smt_stretched(ps),
-        };
-        m.advance(ps);
-        !matches!(p, Plain::Pause)
-    });
-    if sync {
-        at_sync_point(|_| ());
-    }
-}
-
-/// Charges `n` instructions of the running task: `n` times the profile's `instruction_ns`
-/// (rounded to whole picoseconds per instruction), no coherence traffic, and, like a PAUSE, no
-/// scheduling point (the next memory operation is one, at the later clock).
-pub fn charge_instructions(n: u32) {
-    with_machine(|m| {
-        let Some(m) = m else { return };
-        let ps = m.smt_stretched(m.instruction_ps * n as u64);
-        m.advance(ps);
-    });
 }

@@ -31,54 +31,12 @@
 //! preemption, outside a core, and while the access trace or the line profile is on (they print
 //! or sample every load).
 
+use super::charge::charge_plain;
 use super::executor::at_turn;
-use super::{charge_plain, with_machine, Machine, LINE_SHIFT};
+use super::task::SpinJump;
+use super::{with_machine, Machine, LINE_SHIFT};
 use crate::access::Plain;
 use crate::profile::cost;
-
-/// A spin jump under way (see the module docs).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct SpinJump {
-    line: usize,
-    epoch: u64,
-    /// The clock after the load that began the jump.
-    c0: u64,
-    pause: u64,
-    hit: u64,
-    /// Hardware thread (directory slot) and watched-line index, for the counters.
-    agent: usize,
-    watch: u32,
-}
-
-impl SpinJump {
-    /// The time of the `j`-th skipped load (`j ≥ 1`).
-    fn load_at(&self, j: u64) -> u64 {
-        self.c0 + j * self.pause + (j - 1) * self.hit
-    }
-    /// The first `j ≥ 1` whose load is at or after `t`.
-    fn first_at(&self, t: u64) -> u64 {
-        let step = self.pause + self.hit;
-        let base = self.c0 + self.pause; // load_at(1)
-        if t <= base {
-            1
-        } else {
-            1 + (t - base).div_ceil(step)
-        }
-    }
-    /// The first `j ≥ 1` whose load is at or after `t` and runs after the event of key `after`
-    /// (`(clock, prio, id)`) for a task of tie-break priority `prio` and id `id`.
-    fn first_after(&self, t: u64, after: (u64, u64, usize), prio: u64, id: usize) -> u64 {
-        let mut j = self.first_at(t.max(after.0));
-        if (self.load_at(j), prio, id) <= after {
-            j += 1;
-        }
-        j
-    }
-    /// The loads skipped when the thread resumes at `clock` (the time of its next real load).
-    fn skipped(&self, clock: u64) -> u64 {
-        (clock - self.c0 - self.pause) / (self.pause + self.hit)
-    }
-}
 
 /// The most loads one jump skips (the jump then ends and the loop may take another).
 const MAX_SKIP: u64 = 1 << 20;

@@ -10,30 +10,14 @@
 //! at the drain; a load of that atomic by the same thread is not forwarded from it (x86 forwards
 //! only from a store that covers the load) and waits for the drain.
 
+use super::charge::access;
+use super::coherence::Req;
 use super::executor::at_sync_point;
-use super::{access, with_machine, Machine, Req};
+use super::task::SbEntry;
+use super::{with_machine, Machine};
 use crate::access::{Access, LINE_SHIFT};
 use crate::profile::cost;
 use crate::trace;
-
-/// A plain store in a store buffer: it becomes visible (its value is written, its line's booking
-/// granted) at `drain`, in program order.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct SbEntry {
-    drain: u64,
-    /// The atomic's address and width in bytes (0: a `touch` store, no value).
-    addr: usize,
-    width: u8,
-    value: u64,
-    /// The bits the store writes (all ones: the whole atomic). A narrower mask is a sub-word
-    /// store (a byte or half-word store into a wider word that others RMW, as the kernel's
-    /// qspinlock does): at the drain it replaces only those bits, which must then hold `from`.
-    mask: u64,
-    /// What the masked bits held when the store was issued (checked at the drain).
-    from: u64,
-    /// The line and booking to grant at the drain, if the store missed.
-    booking: Option<(usize, u64)>,
-}
 
 /// A full-width store's mask.
 const FULL: u64 = u64::MAX;
@@ -292,12 +276,4 @@ pub fn forwarded(addr: usize, width: u8) -> Option<u64> {
     }
     // A sync point, as every load: earlier events (and this task's due drains) happen first.
     at_sync_point(|m| m.forward(addr, width)).flatten()
-}
-
-/// Waits for the running task's store buffer to drain (RMWs, `mfence`, system calls, exit).
-pub fn serialize() {
-    let pending = with_machine(|m| m.is_some_and(|m| !m.tasks[m.current].sb.is_empty()));
-    if pending {
-        at_sync_point(|m| m.serialize_own());
-    }
 }

@@ -2,8 +2,9 @@
 //! `sched_yield`, FUTEX_WAIT and FUTEX_WAKE. Each is charged at its sync point; where it takes or
 //! leaves a core, the OS model ([`super::Scheduler`]) decides.
 
+use super::charge::{access, serialize};
 use super::executor::at_sync_point;
-use super::{access, serialize, with_machine};
+use super::with_machine;
 use crate::access::Access;
 use crate::profile::cost;
 
