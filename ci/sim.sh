@@ -3,8 +3,10 @@
 # lwlock: determinism, the analytic limits of one hot line and of own lines, the OS model's exact
 # costs, the profiles). Then the project on the simulator (`--cfg lwsim`, its own target directory
 # target/lwsim, since RUSTFLAGS changes rebuild everything): the validation tests on the project's
-# locks (determinism, TAS/ticket-vs-MCS shape, exact costs of the atomic and classic LWLocks,
-# lock-holder preemption, the FlexLock leader group), a short sweep, the speed check (a 64-core,
+# locks (determinism, TAS/ticket-vs-MCS shape, the sweep's window count, spin jumps leaving every
+# figure unchanged, exact costs of the atomic and classic LWLocks and of the reference locks,
+# lock-holder preemption, the FlexLock leader group; a reduced comparison with published curves
+# on the profiles of their machines, sim_published.rs), a short sweep, the speed check (a 64-core,
 # 10 ms virtual run of the atomic LWLock under a 95/5 shared/exclusive mix must take at most
 # 30 s), and lwbench's simulated engine (bench/tests/sim_engine.rs; bench/tests/sim_tools.rs:
 # --jobs, --set, --sensitivity; bench/tests/per_lock.rs: each lock's counters apart;
@@ -24,6 +26,8 @@ export RUSTFLAGS="--cfg lwsim" CARGO_TARGET_DIR=target/lwsim
 
 echo "== lwsim: tests on the project's locks"
 cargo test --release -p lwlock --test sim_validation --test sim_os --test sim_patterns --test sim_claims -- --nocapture
+echo "== lwsim: held against published curves (folly's spinlocks and RW spinlock, locktorture's qspinlock), reduced: exact simulated values and the points within +-30 %"
+cargo test --release -p lwlock --test sim_published
 cargo test --release -p flexlock --test sim_group
 
 echo "== lwsim: lwbench --engine sim (determinism, the acceptance sweep's files and columns, group-lock costs, bad input)"

@@ -17,7 +17,8 @@
 //! body is the path the benchmark's loop inlines (`lwlock/benches/uncontended.rs`), plus the
 //! call's own `ret`.
 
-use lwlock::{Mode, RawAtomicLwLock, RawClassicLwLock, RawLwLock};
+use lwlock::reference::{McsLock, QSpinLock, TasLock, TicketLock};
+use lwlock::{Mode, RawAtomicLwLock, RawClassicLwLock, RawLwLock, Tranche};
 use std::hint::black_box;
 
 macro_rules! pair {
@@ -59,6 +60,16 @@ pair!(
     Mode::Exclusive
 );
 
+pair!(tas_acquire, tas_release, TasLock, Mode::Exclusive);
+pair!(ticket_acquire, ticket_release, TicketLock, Mode::Exclusive);
+pair!(mcs_acquire, mcs_release, McsLock, Mode::Exclusive);
+pair!(
+    qspinlock_acquire,
+    qspinlock_release,
+    QSpinLock,
+    Mode::Exclusive
+);
+
 fn main() {
     let n: u64 = std::env::args()
         .nth(1)
@@ -66,6 +77,10 @@ fn main() {
         .unwrap_or(1000);
     let classic = RawClassicLwLock::new();
     let atomic = RawAtomicLwLock::new();
+    let tas = TasLock::with_tranche(Tranche::DEFAULT);
+    let ticket = TicketLock::with_tranche(Tranche::DEFAULT);
+    let mcs = McsLock::with_tranche(Tranche::DEFAULT);
+    let qspin = QSpinLock::with_tranche(Tranche::DEFAULT);
     for _ in 0..n {
         black_box(classic_shared_acquire(black_box(&classic)));
         classic_shared_release(black_box(&classic));
@@ -75,6 +90,14 @@ fn main() {
         atomic_shared_release(black_box(&atomic));
         black_box(atomic_exclusive_acquire(black_box(&atomic)));
         atomic_exclusive_release(black_box(&atomic));
+        black_box(tas_acquire(black_box(&tas)));
+        tas_release(black_box(&tas));
+        black_box(ticket_acquire(black_box(&ticket)));
+        ticket_release(black_box(&ticket));
+        black_box(mcs_acquire(black_box(&mcs)));
+        mcs_release(black_box(&mcs));
+        black_box(qspinlock_acquire(black_box(&qspin)));
+        qspinlock_release(black_box(&qspin));
     }
     println!("{n} uncontended acquire+release pairs of each lock and mode");
 }

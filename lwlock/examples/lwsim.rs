@@ -13,9 +13,16 @@
 //! (override any profile cost or model key by name, e.g. `residency_ns=0,jitter=0`), `--seeds N`
 //! (run every point with N seeds, from `--seed` on, and print the median with its range instead
 //! of one run's counters), `--no-data` (the critical section touches no protected line: an empty
-//! lock/unlock loop, as the Linux queued-spinlock commits' microbenchmark), `--verbose` (the
+//! lock/unlock loop, as the Linux queued-spinlock commits' microbenchmark), `--no-spin-jumps`
+//! (spin-wait loops run one load and one PAUSE at a time: the same figures, slower; see
+//! `lwsim`'s `spin_pauses`), `--verbose` (the
 //! lock's and the data's line counters and the run's summary, on stderr), `--describe` (print the
 //! profile with its sources and exit).
+//!
+//! Throughput counts only the lock operations begun and finished inside the window
+//! (`[0, duration]` of virtual time), and the per-operation columns divide the window's counters
+//! by them (`lwlock::reference::sweep`, *The window*); `real s` and `M events/s` are the whole
+//! run's.
 //!
 //! `user` is [`UserSpinLock`] below: a lock written only against `lwlock::sync`, as a user's own
 //! lock would be; it runs unchanged on real threads (a normal build runs it once as a smoke test)
@@ -138,6 +145,7 @@ fn main() {
     let mut verbose = false;
     let mut set: Option<String> = None;
     let mut seeds = 1u64;
+    let mut spin_jumps = true;
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
     let num = |s: &str| -> u64 {
@@ -186,6 +194,10 @@ fn main() {
                 w.touch_data = false;
                 i -= 1;
             }
+            "--no-spin-jumps" => {
+                spin_jumps = false;
+                i -= 1;
+            }
             _ => {
                 eprintln!("unknown option {a} (see the docs of examples/lwsim.rs)");
                 std::process::exit(2);
@@ -224,7 +236,9 @@ fn main() {
         println!("# overrides: {spec}");
     }
     let run = |n: usize, w: &Workload, seed: u64| -> Point {
-        let cfg = SimConfig::new(prof.clone(), n).seed(seed);
+        let cfg = SimConfig::new(prof.clone(), n)
+            .seed(seed)
+            .spin_jumps(spin_jumps);
         match lock.as_str() {
             "atomic" => run_lock::<RawAtomicLwLock>(cfg, w),
             "classic" => run_lock::<RawClassicLwLock>(cfg, w),
@@ -280,7 +294,7 @@ fn main() {
         let mut w = w.clone();
         w.threads = n * over;
         let p: Point = run(n, &w, seed);
-        let t = p.report.total();
+        let t = &p.window;
         let ops = p.ops.max(1) as f64;
         println!(
             "| {n} | {} | {:.3} | {:.2} | {:.2} | {:.1} | {:.3} | {} | {:.2} | {:.2} |",

@@ -100,6 +100,163 @@ fn determinism_across_processes() {
     assert_eq!(a, b, "two processes disagree");
 }
 
+thread_local! {
+    /// Every [`LoggedTas`] release's virtual time (ns), in the order they ran.
+    static RELEASES: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The TAS lock with a log: each release records the clock at which it returned, so the test
+/// can count the window's operations apart from the sweep's own counting.
+#[derive(Debug, Default)]
+struct LoggedTas(TasLock);
+
+// SAFETY: forwards to the TAS lock; the log is written by the releasing thread after its
+// release (all simulated threads run on the simulation's one OS thread, whose log it is).
+unsafe impl RawLwLock for LoggedTas {
+    const NAME: &'static str = "logged-tas";
+    fn with_tranche(t: lwlock::Tranche) -> Self {
+        LoggedTas(TasLock::with_tranche(t))
+    }
+    fn acquire(&self, mode: Mode) -> bool {
+        self.0.acquire(mode)
+    }
+    fn conditional_acquire(&self, mode: Mode) -> bool {
+        self.0.conditional_acquire(mode)
+    }
+    fn acquire_or_wait(&self, mode: Mode) -> lwlock::AcquireOrWait {
+        self.0.acquire_or_wait(mode)
+    }
+    unsafe fn release(&self, mode: Mode) {
+        // SAFETY: the caller holds the lock in `mode`.
+        unsafe { self.0.release(mode) };
+        let t = lwlock::sync::clock_nanos();
+        RELEASES.with(|r| r.borrow_mut().push(t));
+    }
+    fn is_locked(&self) -> bool {
+        self.0.is_locked()
+    }
+    fn is_locked_exclusive(&self) -> bool {
+        self.0.is_locked_exclusive()
+    }
+    fn tranche(&self) -> lwlock::Tranche {
+        self.0.tranche()
+    }
+}
+
+/// The sweep counts only the operations begun and finished inside the window (as lwbench's
+/// engine counts between its window's edges), not every completed one: a TAS lock at 64
+/// threads, whose waiters at the deadline all finish an operation after it, counts exactly the
+/// releases the log places at or before the deadline, the tail is most of the threads, and the
+/// per-operation counters are the window's (less traffic than the whole run's). Deterministic.
+#[test]
+fn sweep_counts_only_the_window() {
+    let p = profile("xeon-2s-broadwell");
+    let w = Workload::exclusive_short(64);
+    let w = Workload {
+        duration_ns: 100_000,
+        ..w
+    };
+    let run = || {
+        RELEASES.with(|r| r.borrow_mut().clear());
+        let pt = run_lock::<LoggedTas>(SimConfig::new(p.clone(), 64).seed(5), &w);
+        (pt, RELEASES.with(|r| r.take()))
+    };
+    let (a, log) = run();
+    let inside = log.iter().filter(|&&t| t <= w.duration_ns).count() as u64;
+    println!(
+        "tas 64 threads, 100 us: {} ops inside the window, {} after it (every completed one: {})",
+        a.ops,
+        a.tail_ops,
+        log.len()
+    );
+    assert_eq!(a.ops, inside, "ops counted != releases inside the window");
+    assert_eq!(a.ops + a.tail_ops, log.len() as u64);
+    assert_eq!(a.per_thread.iter().sum::<u64>(), a.ops);
+    assert!(
+        a.tail_ops >= 32,
+        "most of the 64 threads wait at the deadline: tail {}",
+        a.tail_ops
+    );
+    let lock_window = a.window_line("lock").unwrap().transfers();
+    let lock_run = a.report.line("lock").unwrap().transfers();
+    assert!(
+        lock_window < lock_run,
+        "the window's lock-line transfers ({lock_window}) must exclude the tail's ({lock_run} in all)"
+    );
+    let (b, _) = run();
+    assert_eq!(
+        (a.ops, &a.per_thread, a.tail_ops),
+        (b.ops, &b.per_thread, b.tail_ops)
+    );
+    assert_eq!(a.window, b.window);
+    assert_eq!(a.window_lines, b.window_lines);
+}
+
+/// The explicit spin-wait hint (`lwlock::sync::spin_wait_while`, lwsim's spin jumps): the locks
+/// that spin on a line they hold (MCS and the queued spinlock on their own queue node and the
+/// lock word, the ticket lock on `serving`) give the same figures with and without jumps, to the
+/// picosecond, counter by counter, including the window's counters read while some threads are
+/// in a jump; only the scheduler's steps drop (several-fold). The TAS lock (every probe an RMW)
+/// takes no jump: even its steps are the same.
+#[test]
+fn spin_jumps_leave_every_figure_unchanged() {
+    fn both<L: RawLwLock + 'static>(p: &Profile, cores: usize, w: &Workload) -> (u64, u64) {
+        let run = |on: bool| run_lock::<L>(SimConfig::new(p.clone(), cores).spin_jumps(on), w);
+        let (a, b) = (run(true), run(false));
+        assert_eq!(a.per_thread, b.per_thread, "{}", L::NAME);
+        assert_eq!(a.tail_ops, b.tail_ops, "{}", L::NAME);
+        assert_eq!(a.window, b.window, "{}", L::NAME);
+        assert_eq!(a.window_lines, b.window_lines, "{}", L::NAME);
+        assert_eq!(a.report.per_core, b.report.per_core, "{}", L::NAME);
+        assert_eq!(a.report.lines, b.report.lines, "{}", L::NAME);
+        assert_eq!(a.report.end_ps, b.report.end_ps, "{}", L::NAME);
+        println!(
+            "{}: {} ops, steps {} with jumps, {} without",
+            L::NAME,
+            a.ops,
+            a.report.steps,
+            b.report.steps
+        );
+        (a.report.steps, b.report.steps)
+    }
+    let bw = profile("xeon-2s-broadwell");
+    let w = Workload {
+        duration_ns: 150_000,
+        ..mix(40, 0)
+    };
+    for (with, without) in [
+        both::<McsLock>(&bw, 40, &w),
+        both::<TicketLock>(&bw, 40, &w),
+        both::<QSpinLock>(&bw, 40, &w),
+    ] {
+        assert!(
+            with * 3 < without,
+            "spin jumps saved few steps: {with} vs {without}"
+        );
+    }
+    let (with, without) = both::<TasLock>(&bw, 40, &w);
+    assert_eq!(with, without);
+    // Oversubscribed (threads queue for cores: jumps end at arrivals and balances).
+    let over = Workload {
+        threads: 24,
+        cs_ns: 500,
+        ..w.clone()
+    };
+    both::<McsLock>(&bw, 8, &over);
+    both::<QSpinLock>(&bw, 8, &over);
+    // The published loop on the Westmere-EX profile (no gap between operations).
+    let wm = profile("xeon-4s-westmere-ex");
+    let tight = Workload {
+        threads: 6,
+        duration_ns: 100_000,
+        shared_permille: 0,
+        cs_ns: 0,
+        think_ns: 0,
+        touch_data: false,
+    };
+    both::<QSpinLock>(&wm, 6, &tight);
+}
+
 fn exclusive_point<L: RawLwLock + 'static>(p: &Profile, cores: usize) -> Point {
     run_lock::<L>(
         SimConfig::new(p.clone(), cores),
@@ -266,6 +423,49 @@ fn uncontended_pair_ps<L: RawLwLock + 'static>(p: Profile, mode: Mode, n: u64) -
     });
     let v = *out.lock().unwrap();
     v
+}
+
+/// The reference locks' instruction time (the counts in each lock's module docs, from the release
+/// build's disassembly): an uncontended acquire+release costs its memory operations (all hits)
+/// plus its annotated instructions times `instruction_ns`: TAS a swap, a store and 7; ticket a
+/// `fetch_add`, two loads, a store and 7; MCS two stores, a swap, a load, a CAS and 26; the queued
+/// spinlock a CAS, the unlock's store and 7. With instruction time off, the memory operations alone.
+#[test]
+fn cost_uncontended_reference_pairs_are_memory_ops_plus_instructions() {
+    use lwlock::sync::lwsim::profile::cost;
+    if cfg!(debug_assertions) {
+        return; // the debug build's `debug_assert!` loads add memory operations
+    }
+    let p = profile("this-machine");
+    let per = (p.get("instruction_ns").unwrap() * 1000.0).round() as u64;
+    let (load, store, rmw) = (
+        p.ps(cost::LOAD_HIT),
+        p.ps(cost::STORE_HIT),
+        p.ps(cost::RMW_HIT),
+    );
+    let cases = [
+        ("tas", rmw + store, 7),
+        ("ticket", rmw + 2 * load + store, 7),
+        ("mcs", 2 * rmw + 2 * store + load, 26),
+        ("qspinlock", rmw + store, 7),
+    ];
+    let pairs = |p: &Profile| {
+        [
+            uncontended_pair_ps::<TasLock>(p.clone(), Mode::Exclusive, 50),
+            uncontended_pair_ps::<TicketLock>(p.clone(), Mode::Exclusive, 50),
+            uncontended_pair_ps::<McsLock>(p.clone(), Mode::Exclusive, 50),
+            uncontended_pair_ps::<QSpinLock>(p.clone(), Mode::Exclusive, 50),
+        ]
+    };
+    for ((name, mem, instr), got) in cases.iter().zip(pairs(&p)) {
+        println!("{name:<10} simulated {got} ps = {mem} memory + {instr} x {per}");
+        assert_eq!(got, mem + instr * per, "{name}");
+    }
+    let mut off = p.clone();
+    off.set("instruction_ns", 0.0).unwrap();
+    for ((name, mem, _), got) in cases.iter().zip(pairs(&off)) {
+        assert_eq!(got, *mem, "{name} without instruction time");
+    }
 }
 
 /// The uncontended acquire+release costs exactly its memory operations (all hits) plus its

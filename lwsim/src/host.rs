@@ -1,5 +1,5 @@
 //! The futex outside a simulation: the simulated atomics are std's there, and a futex wait or
-//! wake made on real threads (a program's set-up before [`crate::run`], or a lock used outside
+//! wake made on real threads (a program's set-up before [`crate::run()`], or a lock used outside
 //! one) must still be a futex. Emulated with std only: one process-wide mutex and condition
 //! variable, with the kernel's contract (`FUTEX_WAIT` compares and sleeps atomically with respect
 //! to `FUTEX_WAKE`, spurious returns allowed). This emulation orders more than a kernel futex

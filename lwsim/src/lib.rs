@@ -3,7 +3,7 @@
 //! Every atomic, fence, spin hint, futex wait/wake, timed sleep, thread spawn, yield and clock
 //! read a program makes through this crate (its [`atomic`] types, [`pause`], [`futex_wait`],
 //! [`thread::spawn`], [`now_nanos`], ...) is executed by the simulator when it runs inside
-//! [`run`]; outside a simulation they behave as std's. lwlock's `sync` shim re-exports it under
+//! [`run()`]; outside a simulation they behave as std's. lwlock's `sync` shim re-exports it under
 //! `RUSTFLAGS="--cfg lwsim"` (`lwlock::sync::lwsim`), which puts every lock written against
 //! `lwlock::sync` on the simulated machine unchanged; the crate itself needs no cfg and no lwlock
 //! (`cargo test -p lwsim` runs its tests in a normal build).
@@ -13,7 +13,7 @@
 //!   (ties broken by a seeded per-task priority): a conservative discrete-event order. A task runs
 //!   ahead without a switch while its clock stays below every other eligible task's
 //!   ([`machine`]'s *horizon*), so a switch happens only where another thread's event comes first.
-//! * **Coherence model** ([`machine`]): a directory entry per 64-byte line (owner in Modified, or a
+//! * **Coherence model** (`machine/coherence.rs`, behind a trait): a directory entry per 64-byte line (owner in Modified, or a
 //!   sharer set), each access charged by case (hit; load of a line Modified elsewhere; load of a
 //!   Shared line; store/RMW that needs ownership, from a Modified owner or invalidating sharers;
 //!   first touch from memory) and by distance (SMT sibling, same L3, same socket, other socket),
@@ -21,7 +21,7 @@
 //!   arrives (the grant), not when it was requested; a new owner keeps the line for a residency
 //!   window; requests waiting for a busy line are arbitrated in a seeded, not first-come, order;
 //!   plain stores go through a store buffer (x86-TSO). Plain data is charged with [`touch`].
-//! * **OS model** ([`machine`]'s `# OS`): CFS as before Linux 6.6 (per-core run queues ordered by
+//! * **OS model** (`machine/cfs.rs`, behind a scheduler trait): CFS as before Linux 6.6 (per-core run queues ordered by
 //!   vruntime; the slice max(sched_latency / nr_running, min_granularity) and the wakeup
 //!   granularity, scaled as the kernel scales them; a woken thread's sleeper credit and wakeup
 //!   preemption; `sched_yield`'s skip; periodic load balancing by scheduling domain from a busy
@@ -50,8 +50,9 @@
 //! normal builds, and is mutually exclusive with loom/shuttle like theirs.
 //!
 //! # The modules, bottom up
-//! [`access`] (line size, access kinds) ← [`profile`], `line_profile` ← [`machine`] (clocks,
-//! directory, OS model, counters) ← `sched` ([`run`], [`SimConfig`]), [`atomic`], the OS calls
+//! [`access`] (line size, access kinds) ← [`profile`], `line_profile` ← [`machine`] (its
+//! executor, coherence model, store buffer, OS model and counters, each a file of its own) ←
+//! `run` ([`run()`], [`SimConfig`]), [`atomic`], the OS calls
 //! (`os`: [`pause`], [`compute`], [`instructions`], [`touch`], [`now_nanos`], [`sleep_micros`],
 //! [`futex_wait`], [`futex_wake`], [`settle`]) and [`thread`] ← [`Mutex`]. [`LineAligned`] stands
 //! alone.
@@ -94,15 +95,19 @@ pub mod machine;
 mod mutex;
 mod os;
 pub mod profile;
-mod sched;
+mod run;
 pub mod thread;
 mod trace;
 
 pub use alloc::LineAligned;
-pub use machine::{debug_state, totals, watch, CoreCounters, LineCounters, Report};
+pub use machine::{
+    debug_state, supervisor_wait_until, totals, watch, watched_lines, CoreCounters, LineCounters,
+    Report,
+};
 pub use mutex::{Mutex, MutexGuard};
 pub use os::{
-    compute, futex_wait, futex_wake, instructions, now_nanos, pause, settle, sleep_micros, touch,
+    compute, futex_wait, futex_wake, instructions, now_nanos, pause, settle, sleep_micros,
+    spin_pauses, touch,
 };
 pub use profile::Profile;
-pub use sched::{run, SimConfig};
+pub use run::{run, SimConfig};

@@ -151,7 +151,7 @@ const SKIP: &[&str] = &[
     "lwsim::machine::",
     "lwsim::mutex::",
     "lwsim::os::",
-    "lwsim::sched::",
+    "lwsim::run::",
     "lwsim::thread::",
     "lwlock::sync::",
     "__rust",

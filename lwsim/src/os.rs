@@ -16,6 +16,19 @@ pub fn pause() {
     machine::charge_plain(Plain::Pause);
 }
 
+/// The PAUSE of a spin-wait loop on the word at `addr`: the caller loaded the word, keeps
+/// spinning, and will load it again right after. Inside a simulation the loop may jump over
+/// loads that would all hit and read the same value (the machine's `spin.rs`): returns the
+/// PAUSEs charged, at least 1 and at most `max_pauses` (at least 1), each counted as the loop's
+/// own would be. Outside a simulation: one `std::hint::spin_loop`, 1.
+pub fn spin_pauses(addr: usize, max_pauses: u64) -> u64 {
+    if !machine::active() {
+        std::hint::spin_loop();
+        return 1;
+    }
+    machine::spin_pauses(addr, max_pauses.max(1))
+}
+
 /// Virtual work of `nanos` nanoseconds that touches no shared memory (a critical section's or a
 /// think time's computation). Preemption is checked at its end.
 pub fn compute(nanos: u64) {

@@ -52,6 +52,18 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "epyc-2s-genoa",
         include_str!("../profiles/epyc-2s-genoa.json"),
     ),
+    (
+        "xeon-2s-e5-2680v4",
+        include_str!("../profiles/xeon-2s-e5-2680v4.json"),
+    ),
+    (
+        "xeon-2s-e5-2660",
+        include_str!("../profiles/xeon-2s-e5-2660.json"),
+    ),
+    (
+        "xeon-4s-e7-8895v3",
+        include_str!("../profiles/xeon-4s-e7-8895v3.json"),
+    ),
 ];
 
 /// The cost keys every profile must define.
@@ -251,6 +263,17 @@ pub const MODEL_KEYS: &[ModelKey] = &[
               domain's busiest run queue when that queue holds at least two threads more than \
               its own; 0: no periodic balancing (an idle core still steals)",
     },
+    ModelKey {
+        key: "residency_after_store",
+        default: 1.0,
+        range: (0.0, 1.0),
+        doc: "structural option, whether a plain store's grant (a release store, a touch write, \
+              a store that first touches a line) opens a residency window like an RMW's: 1 \
+              (the model's choice until now, kept as the default) holds the line residency_ns \
+              after every exclusive grant; 0 holds it only after an RMW, a plain store's line \
+              answering the next request as soon as it arrived (no source says a store keeps \
+              its line; the residency is calibrated on RMW run lengths)",
+    },
 ];
 
 /// Indices into [`Profile::model`].
@@ -272,6 +295,7 @@ pub mod model {
     pub const SMT_SHARE: usize = 13;
     pub const RESIDENCY_SPREAD: usize = 14;
     pub const BALANCE_BUSY_FACTOR: usize = 15;
+    pub const RESIDENCY_AFTER_STORE: usize = 16;
 }
 
 /// Indices into [`Profile::costs_ps`].

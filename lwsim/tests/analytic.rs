@@ -299,3 +299,50 @@ fn residency_spread_widens_the_run_lengths_around_the_same_mean() {
         "the mean run stays about the same: {wide:?} vs {narrow:?}"
     );
 }
+
+/// One thread stores to a line (a plain store, as a lock's release), another loads it while the
+/// store's line is on its way: the load's transfer starts when the store's owner answers, which with
+/// `residency_after_store` 1 (the default, the choice so far) is a residency window after the
+/// store's grant and with 0 at once, so the load completes exactly one window earlier; an RMW
+/// keeps its window under both settings.
+#[test]
+fn residency_after_store_is_a_structural_option() {
+    fn load_done_ps(p: &Profile, rmw: bool) -> u64 {
+        let out = Arc::new(std::sync::Mutex::new(0u64));
+        let o = out.clone();
+        lwsim::run(SimConfig::new(p.clone(), 2), move || {
+            let x = Arc::new(Padded(AtomicU64::new(0)));
+            let x2 = x.clone();
+            let w = lwsim::thread::spawn(move || {
+                if rmw {
+                    x2.0.fetch_add(1, Ordering::Relaxed);
+                } else {
+                    x2.0.store(1, Ordering::Relaxed);
+                }
+            });
+            let o = o.clone();
+            let r = lwsim::thread::spawn(move || {
+                // Requested while the store's line is still on its way: booked behind it.
+                lwsim::compute(10);
+                x.0.load(Ordering::Relaxed);
+                *o.lock().unwrap() =
+                    lwsim::machine::with_machine(|m| m.map_or(0, |m| m.clock_of_current()));
+            });
+            w.join().unwrap();
+            r.join().unwrap();
+        });
+        let v = *out.lock().unwrap();
+        v
+    }
+    let base = profile("xeon-2s-broadwell");
+    let residency = (base.get("residency_ns").unwrap() * 1000.0).round() as u64;
+    let mut off = base.clone();
+    off.set("residency_after_store", 0.0).unwrap();
+    let (store_on, store_off) = (load_done_ps(&base, false), load_done_ps(&off, false));
+    let (rmw_on, rmw_off) = (load_done_ps(&base, true), load_done_ps(&off, true));
+    println!(
+        "store: {store_on} / {store_off} ps; rmw: {rmw_on} / {rmw_off} ps; residency {residency}"
+    );
+    assert_eq!(store_on - store_off, residency);
+    assert_eq!(rmw_on, rmw_off);
+}

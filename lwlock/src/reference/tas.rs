@@ -2,8 +2,12 @@
 //! waiters' probes contend with the hand-off and the lock collapses past a knee as cores grow.
 //! It mirrors no PostgreSQL function; the closest is `s_lock.h`'s `TAS()` loop (`s_lock()`)
 //! without its test-first probe (`TAS_SPIN`) and spin delay.
+//!
+//! Instruction time (`lwlock::sync::instructions`, counted from the release build's disassembly
+//! of `lwlock/examples/lock_path_instructions.rs`, as the project's locks are): acquire 1, swap,
+//! 5 (3 more per failed probe, besides its PAUSE); release: store, 1.
 
-use crate::sync::{spin_loop, AtomicBool, Ordering};
+use crate::sync::{instructions, spin_loop, AtomicBool, Ordering};
 use crate::{AcquireOrWait, Mode, RawLwLock, Tranche};
 
 /// A test-and-set spinlock: every probe is an RMW (`xchg`) on the lock's line.
@@ -22,11 +26,15 @@ unsafe impl RawLwLock for TasLock {
         TasLock::default()
     }
     fn acquire(&self, _: Mode) -> bool {
+        // Instruction counts: the module docs.
+        instructions(1);
         let mut fast = true;
         while self.locked.swap(true, Ordering::Acquire) {
             fast = false;
             spin_loop();
+            instructions(3);
         }
+        instructions(5);
         fast
     }
     fn conditional_acquire(&self, _: Mode) -> bool {
@@ -43,6 +51,7 @@ unsafe impl RawLwLock for TasLock {
     }
     unsafe fn release(&self, _: Mode) {
         self.locked.store(false, Ordering::Release);
+        instructions(1);
     }
     fn is_locked(&self) -> bool {
         self.locked.load(Ordering::Relaxed)

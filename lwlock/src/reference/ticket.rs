@@ -3,8 +3,14 @@
 //! every waiter and the lock collapses past a knee as cores grow. PostgreSQL never used one (its
 //! spinlocks are test-and-set, `s_lock.h`); it is the project's example of a user's own lock
 //! registered with lwbench (`bench/examples/ticket_lock.rs`).
+//!
+//! Instruction time (`lwlock::sync::instructions`, counted from the release build's disassembly
+//! of `lwlock/examples/lock_path_instructions.rs`): acquire 1, `fetch_add`, the first load of
+//! `serving`, 5 (the spin loop's compare and branch between a PAUSE and the next load are not
+//! charged: a spin-wait loop is a PAUSE and a load, which spin jumps skip exactly); release: load,
+//! store, 1.
 
-use crate::sync::{spin_loop, AtomicU32, Ordering};
+use crate::sync::{instructions, spin_loop, spin_wait_while_for, AtomicU32, Ordering};
 use crate::{AcquireOrWait, Mode, RawLwLock, Tranche};
 
 /// A ticket lock: take a ticket with one `fetch_add`, wait until it is served.
@@ -33,13 +39,14 @@ unsafe impl RawLwLock for TicketLock {
         TicketLock::default()
     }
     fn acquire(&self, _: Mode) -> bool {
+        // Instruction counts: the module docs.
+        instructions(1);
         let me = self.next.fetch_add(1, Ordering::Relaxed);
-        let mut fast = true;
-        while self.serving.load(Ordering::Acquire) != me {
-            fast = false;
-            spin_loop();
-        }
-        fast
+        // Spin on `serving` (the explicit spin-wait hint: the loop load, PAUSE, load).
+        let (_, spins) =
+            spin_wait_while_for(&self.serving, Ordering::Acquire, u64::MAX, |&s| s != me);
+        instructions(5);
+        spins == 0
     }
     fn conditional_acquire(&self, _: Mode) -> bool {
         // Acquire on success: pairs with the previous holder's Release of `serving`.
@@ -60,6 +67,7 @@ unsafe impl RawLwLock for TicketLock {
     unsafe fn release(&self, _: Mode) {
         let s = self.serving.load(Ordering::Relaxed);
         self.serving.store(s.wrapping_add(1), Ordering::Release);
+        instructions(1);
     }
     fn is_locked(&self) -> bool {
         self.next.load(Ordering::Relaxed) != self.serving.load(Ordering::Relaxed)

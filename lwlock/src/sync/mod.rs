@@ -29,6 +29,9 @@
 //!
 //! Spin loops call [`spin_loop`], which yields to the model under loom/shuttle (loom's scheduler
 //! is deliberately unfair and would otherwise report "exceeded maximum number of branches").
+//! A loop that only reloads one word until its value changes can say so with [`spin_wait_while`]
+//! (`sync/spin_wait.rs`): the same loop in every build, but under lwsim the simulator jumps over
+//! the loads that would all hit, to the line's next event, with the same figures.
 //!
 //! [`touch`] charges plain (non-atomic) data a critical section reads or writes to the simulator;
 //! it compiles to nothing in every other build. [`instructions`] announces a lock path's
@@ -44,6 +47,7 @@ mod host;
 #[cfg(any(loom, shuttle))]
 mod model;
 mod spin;
+mod spin_wait;
 
 #[cfg(not(any(loom, shuttle, lwsim)))]
 mod std;
@@ -70,6 +74,7 @@ pub use self::lwsim_backend::*;
 pub use ::lwsim;
 
 pub use self::spin::*;
+pub use self::spin_wait::{spin_wait_while, spin_wait_while_for, SpinWord};
 
 #[cfg(not(lwsim))]
 mod field;

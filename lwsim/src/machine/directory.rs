@@ -1,0 +1,506 @@
+//! The directory model of coherence, [`Directory`], behind the [`Coherence`] trait
+//! (`coherence.rs`) the machine charges every access through.
+//!
+//! # The directory model
+//! A directory entry per 64-byte line (`Line`): `owner` (a hardware thread holding it Modified or
+//! Exclusive) or a sharer set. Costs by case (profile keys in brackets):
+//!
+//! | access | line state | cost | booked |
+//! |---|---|---|---|
+//! | load | owned or shared by me | `load_hit` | no |
+//! | load | Modified at `o` | transfer(me, o) → both share it | yes |
+//! | load | Shared by others | transfer(me, nearest sharer) | yes |
+//! | store/RMW | owned by me | `store_hit` / `rmw_hit` | no |
+//! | store/RMW | Modified at `o` | transfer(me, o) (+ `rmw_hit`) → I own it | yes |
+//! | store/RMW | Shared by others | transfer(me, farthest sharer) + `invalidate_per_sharer` × (sharers − 1) (+ `rmw_hit`) | yes |
+//! | any | never touched | `memory` (+ `rmw_hit`) | yes |
+//!
+//! transfer(a, b) is `transfer_smt`, `transfer_l3`, `transfer_socket` or `transfer_remote` by
+//! where the two hardware threads sit, times a seeded draw uniform in `[1 − jitter, 1 + jitter]`
+//! (the published spread of core-to-core latencies; `model.jitter`).
+//!
+//! **When an access takes effect.** An access is two phases. At its request the task's clock is
+//! the request time: a hit is served at once. A miss *books* the line's next slot: its transfer
+//! starts when the line is free (`busy_until`) and, for a line with an owner, when the owner's
+//! residency window has ended; it arrives (the *grant*) one transfer later, and grants keep
+//! booking order. The task's clock moves to the grant, and only when every other task's earlier
+//! events have run (a second scheduling point, which no preemption can enter: the hardware
+//! completes the access) does the operation read and write its value, and does the line's
+//! *granted* state become the requester's. So a CAS whose expected value was read before another
+//! core's grant fails, as on hardware, and an owner keeps hitting its line until the booked
+//! transfer starts. The state a new request is charged against is the *tail* state (after every
+//! booked transfer); hits are checked against the granted state.
+//!
+//! **Residency** (`model.residency_ns`): a new owner keeps the line that long (jittered) before
+//! the next booked transfer may start, at least for its own RMW; its accesses in the window hit.
+//! A structural option, `model.residency_after_store` (default 1, the choice so far), decides
+//! whether a plain store's grant opens the window too; at 0 only an RMW's does.
+//! `model.residency_spread` shapes the window's distribution around the same mean (the one-RMW
+//! floor aside), from that narrow window (0) to an exponential one (1, not jittered), calibrated
+//! on a machine's run lengths.
+//! Real cores answer a snoop only after a few local operations, which is why a thread does several
+//! `fetch_add`s per line ownership and a 2-thread CAS loop needs about 1.5 CAS per success, not 2.
+//!
+//! **Arbitration** (`model.arbitration`, `model.arbitration_local`): requests that find the line
+//! busy are not served first come, first served: each draws a delay uniform over a fraction of the
+//! time until the line is free (scaled by `arbitration_local` on the owner's socket) and requests
+//! again; the first to request after its delay is booked first. The delay never extends past the
+//! time the line would have been free, so a winner pays nothing for arbitration.
+//!
+//! **Shared loads** hold the line for the profile's `shared_load_occupancy` fraction of their cost
+//! (1: the Boyd-Wickizer et al. model, every re-fetch serialized; 0 lets shared reads overlap).
+//!
+//! Limits: lines are never evicted (no capacity model); SMT siblings do not share their L1 (a
+//! line moves between them at `transfer_smt`), and memory operations' costs do not depend on the
+//! sibling; there is no interconnect bandwidth limit beyond one transfer per line at a
+//! time; prefetching, speculation and memory-level parallelism of one thread's misses are not
+//! modelled (a thread's loads and RMWs are served one after another).
+//!
+
+use super::addr_map::Map;
+use super::coherence::{Coherence, Req};
+use super::stream::Stream;
+use super::Machine;
+use crate::access::{Access, MAX_AGENTS};
+use crate::profile::{cost, model, Profile};
+use crate::trace;
+use std::collections::VecDeque;
+
+const WORDS: usize = MAX_AGENTS / 64;
+const NONE: u16 = u16::MAX;
+
+#[derive(Clone, Copy, Default)]
+struct Bits([u64; WORDS]);
+impl Bits {
+    fn has(&self, a: usize) -> bool {
+        self.0[a / 64] >> (a % 64) & 1 != 0
+    }
+    fn set(&mut self, a: usize) {
+        self.0[a / 64] |= 1 << (a % 64);
+    }
+    fn only(a: usize) -> Bits {
+        let mut b = Bits::default();
+        b.set(a);
+        b
+    }
+    fn is_empty(&self) -> bool {
+        self.0.iter().all(|w| *w == 0)
+    }
+    fn count(&self) -> u64 {
+        self.0.iter().map(|w| w.count_ones() as u64).sum()
+    }
+    fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().enumerate().flat_map(|(i, w)| {
+            let mut w = *w;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros() as usize;
+                w &= w - 1;
+                Some(i * 64 + b)
+            })
+        })
+    }
+}
+
+/// A transfer booked on a line and not yet granted (see the module docs, *Coherence*).
+#[derive(Clone, Copy, Debug)]
+struct Booking {
+    seq: u64,
+    /// When the transfer starts: the previous holders lose the line (an exclusive request) or
+    /// the owner is downgraded (a load).
+    start: u64,
+    agent: u16,
+    /// Store/RMW/fill (the requester becomes the only holder) or load (it joins the sharers).
+    exclusive: bool,
+}
+
+/// A directory entry.
+#[derive(Clone)]
+struct Line {
+    /// The granted state: the hardware thread holding the line Modified/Exclusive, or `NONE`.
+    owner: u16,
+    /// Threads holding it Shared in the granted state (when `owner == NONE`).
+    sharers: Bits,
+    /// The state once every booked transfer is granted: what a new request is charged against.
+    tail_owner: u16,
+    /// See `tail_owner`.
+    tail_sharers: Bits,
+    /// Booked transfers, in booking (and grant) order.
+    pending: VecDeque<Booking>,
+    next_seq: u64,
+    /// The line serves one transfer at a time: the next one starts at this time.
+    busy_until: u64,
+    /// The tail owner keeps the line until this time (its residency window).
+    resident_until: u64,
+    /// The last booked grant (grants are kept in booking order).
+    last_grant: u64,
+    /// 1 + index into the watched lines, or 0.
+    watch: u32,
+    /// Tasks in a spin jump on this line, with their jumps' epochs (`spin.rs`): woken by the
+    /// next exclusive booking.
+    spinners: Vec<(usize, u64)>,
+}
+
+impl Default for Line {
+    fn default() -> Line {
+        Line {
+            owner: NONE,
+            sharers: Bits::default(),
+            tail_owner: NONE,
+            tail_sharers: Bits::default(),
+            pending: VecDeque::new(),
+            next_seq: 0,
+            busy_until: 0,
+            resident_until: 0,
+            last_grant: 0,
+            watch: 0,
+            spinners: Vec::new(),
+        }
+    }
+}
+
+impl Line {
+    /// Whether `a`'s access of `kind` at time `t` is served by the granted state: a load by a
+    /// holder before any booked exclusive transfer starts, a store/RMW by the owner before any
+    /// booked transfer starts (or by the only sharer, a silent upgrade, when nothing is booked).
+    fn hits(&self, a: usize, kind: Access, t: u64) -> bool {
+        let a16 = a as u16;
+        match kind {
+            Access::Load => {
+                let excl = self
+                    .pending
+                    .iter()
+                    .find(|b| b.exclusive)
+                    .map_or(u64::MAX, |b| b.start);
+                (self.owner == a16 || (self.owner == NONE && self.sharers.has(a))) && t < excl
+            }
+            _ => {
+                let any = self.pending.front().map_or(u64::MAX, |b| b.start);
+                t < any && self.owner == a16
+            }
+        }
+    }
+
+    /// Grants every booking up to `seq` (in order): the granted state becomes theirs.
+    fn grant_through(&mut self, seq: u64) {
+        while let Some(b) = self.pending.front().copied() {
+            if b.seq > seq {
+                break;
+            }
+            self.pending.pop_front();
+            if b.exclusive {
+                self.owner = b.agent;
+                self.sharers = Bits::default();
+            } else {
+                if self.owner != NONE {
+                    self.sharers = Bits::only(self.owner as usize);
+                    self.owner = NONE;
+                }
+                self.sharers.set(b.agent as usize);
+            }
+        }
+    }
+}
+
+/// The shipped coherence model (the module docs): a directory entry per line, its parameters
+/// from the profile, and its own random stream.
+pub(crate) struct Directory {
+    lines: Map<usize, Line>,
+    shared_occupancy: f64,
+    /// `model.residency_ns` in ps.
+    residency: u64,
+    /// `model.residency_spread`.
+    residency_spread: f64,
+    /// `model.jitter`.
+    jitter: f64,
+    /// `model.arbitration`.
+    arbitration: f64,
+    /// `model.arbitration_local`.
+    arbitration_local: f64,
+    /// `model.invalidate_per_sharer_ns` in ps.
+    inv_per_sharer: u64,
+    /// `model.residency_after_store`: a plain store's grant opens a residency window.
+    hold_after_store: bool,
+    /// The latency spread's, residency windows' and arbitration delays' draws.
+    stream: Stream,
+}
+
+impl Directory {
+    /// The model with `prof`'s parameters, drawing from `stream`.
+    pub(crate) fn new(prof: &Profile, stream: Stream) -> Directory {
+        Directory {
+            lines: Map::default(),
+            shared_occupancy: prof.param(model::SHARED_LOAD_OCCUPANCY),
+            residency: (prof.param(model::RESIDENCY_NS) * 1000.0).round() as u64,
+            residency_spread: prof.param(model::RESIDENCY_SPREAD),
+            jitter: prof.param(model::JITTER),
+            arbitration: prof.param(model::ARBITRATION),
+            arbitration_local: prof.param(model::ARBITRATION_LOCAL),
+            inv_per_sharer: (prof.param(model::INVALIDATE_PER_SHARER_NS) * 1000.0).round() as u64,
+            hold_after_store: prof.param(model::RESIDENCY_AFTER_STORE) >= 0.5,
+            stream,
+        }
+    }
+
+    /// The next draw of the model's stream, uniform in `[0, 1)`.
+    fn uniform(&mut self) -> f64 {
+        self.stream.uniform()
+    }
+
+    /// A new owner's residency window: `residency_ns` jittered as a transfer when
+    /// `residency_spread` is 0 (the draws as they were before the key existed), else
+    /// `residency_ns × ((1 − s) + s × E)` with `E` exponential of mean 1.
+    fn residency_window(&mut self) -> u64 {
+        let s = self.residency_spread;
+        if s == 0.0 || self.residency == 0 {
+            return self.jittered(self.residency);
+        }
+        let e = -(1.0 - self.uniform()).ln();
+        (self.residency as f64 * ((1.0 - s) + s * e)).round() as u64
+    }
+
+    /// A transfer's cost with the profile's latency spread: uniform in `[1 - j, 1 + j]` times
+    /// the nominal cost.
+    fn jittered(&mut self, c: u64) -> u64 {
+        if self.jitter == 0.0 || c == 0 {
+            return c;
+        }
+        let f = 1.0 + self.jitter * (2.0 * self.uniform() - 1.0);
+        (c as f64 * f).round() as u64
+    }
+
+    /// [`Coherence::request`] on the directory entry `line` of `line_addr`.
+    fn request_line(
+        &mut self,
+        m: &mut Machine,
+        line: &mut Line,
+        line_addr: usize,
+        kind: Access,
+        arbitrated: bool,
+    ) -> Req {
+        let a = m.agent();
+        let t0 = m.tasks[m.current].clock;
+        let costs = m.costs;
+        let n = m.ncores;
+        let hw = |x: usize| if x == n { 0 } else { x };
+        let rmw = if kind == Access::Rmw {
+            costs[cost::RMW_HIT]
+        } else {
+            0
+        };
+        if line.hits(a, kind, t0) {
+            let c = match kind {
+                Access::Load => costs[cost::LOAD_HIT],
+                Access::Store => costs[cost::STORE_HIT],
+                Access::Rmw => costs[cost::RMW_HIT],
+            };
+            m.count(line.watch, line_addr, a, kind, 0, 0, c);
+            m.tasks[m.current].clock = t0 + c;
+            return Req::Done;
+        }
+        // Silent upgrade: the only sharer writes, nothing booked.
+        if kind != Access::Load
+            && line.pending.is_empty()
+            && line.owner == NONE
+            && line.sharers.has(a)
+            && line.sharers.count() == 1
+        {
+            line.owner = a as u16;
+            line.sharers = Bits::default();
+            line.tail_owner = a as u16;
+            line.tail_sharers = Bits::default();
+            let c = if kind == Access::Rmw {
+                costs[cost::RMW_HIT]
+            } else {
+                costs[cost::STORE_HIT]
+            };
+            line.resident_until = line.resident_until.max(t0 + c);
+            m.count(line.watch, line_addr, a, kind, 0, 0, c);
+            m.tasks[m.current].clock = t0 + c;
+            return Req::Done;
+        }
+        let prof = &m.prof;
+        let dist = |x: usize| prof.transfer_ps(hw(a), hw(x));
+        // The transfer's nominal cost, what it is, and whether it is exclusive, from the state
+        // the line will be in once every booked transfer is granted.
+        let (c, what, exclusive, owned) = if line.tail_owner == a as u16 {
+            // Only reachable with a stale granted state; served as a hit of the tail.
+            (0, 0, kind != Access::Load, true)
+        } else if line.tail_owner != NONE {
+            let o = line.tail_owner as usize;
+            if kind == Access::Load {
+                (dist(o), 1, false, true)
+            } else {
+                (dist(o), 3, true, true)
+            }
+        } else if !line.tail_sharers.is_empty() {
+            let mut others = line.tail_sharers;
+            others.0[a / 64] &= !(1 << (a % 64));
+            if kind == Access::Load {
+                if line.tail_sharers.has(a) {
+                    (0, 0, false, false)
+                } else {
+                    let near = line.tail_sharers.iter().map(dist).min().unwrap_or(0);
+                    (near, 2, false, false)
+                }
+            } else if others.is_empty() {
+                (0, 0, true, false)
+            } else {
+                let far = others.iter().map(dist).max().unwrap_or(0);
+                let extra = (others.count() - 1) * self.inv_per_sharer;
+                m.counters[a].sharers_invalidated += others.count();
+                (far + extra, 4, true, false)
+            }
+        } else {
+            (costs[cost::MEMORY], 5, true, false)
+        };
+        let free_at = if owned {
+            line.busy_until.max(line.resident_until)
+        } else {
+            line.busy_until
+        };
+        // Arbitration among the requests waiting for a busy line is not first come, first
+        // served: each draws a delay within the busy window (halved on the tail owner's
+        // socket), and the earliest to request after its delay is booked first.
+        if !arbitrated && self.arbitration > 0.0 && free_at > t0 && what != 0 {
+            let mut d = self.uniform() * (free_at - t0) as f64 * self.arbitration.min(1.0);
+            if line.tail_owner != NONE {
+                let local = m.prof.place(hw(a)).0 == m.prof.place(hw(line.tail_owner as usize)).0;
+                if local {
+                    d *= self.arbitration_local;
+                }
+            }
+            let d = d as u64;
+            if d > 0 {
+                // Traced with its retry time; the retry's own line follows (its wait without d).
+                m.trace_access(
+                    line.watch,
+                    line_addr,
+                    a,
+                    kind,
+                    t0,
+                    format_args!(
+                        "arbitrate delay {} retry {}",
+                        trace::ns(d),
+                        trace::ns(t0 + d)
+                    ),
+                );
+                m.counters[a].line_wait_ps += d;
+                m.counters[a].busy_ps += d;
+                m.tasks[m.current].clock = t0 + d;
+                return Req::Arbitrate;
+            }
+        }
+        if what == 0 {
+            let c = if kind == Access::Load {
+                costs[cost::LOAD_HIT]
+            } else {
+                costs[cost::STORE_HIT].max(rmw)
+            };
+            m.count(line.watch, line_addr, a, kind, 0, 0, c);
+            m.tasks[m.current].clock = t0 + c;
+            return Req::Done;
+        }
+        let c = self.jittered(c);
+        let start = t0.max(free_at);
+        let grant = (start + c).max(line.last_grant);
+        line.last_grant = grant;
+        let seq = line.next_seq;
+        line.next_seq += 1;
+        line.pending.push_back(Booking {
+            seq,
+            start,
+            agent: a as u16,
+            exclusive,
+        });
+        if exclusive && !line.spinners.is_empty() {
+            // Loads before `start` still hit: the spinners resume at their first load after it.
+            let waker = m.key(m.current);
+            for (task, epoch) in std::mem::take(&mut line.spinners) {
+                m.spin_wake(task, epoch, line_addr, start, waker);
+            }
+        }
+        if exclusive {
+            line.tail_owner = a as u16;
+            line.tail_sharers = Bits::default();
+            line.busy_until = grant;
+            // The window is drawn either way, so the option moves no other draw.
+            let r = self.residency_window();
+            let hold = if kind == Access::Store && !self.hold_after_store {
+                0
+            } else {
+                r.max(rmw)
+            };
+            line.resident_until = grant + hold;
+        } else if what == 1 {
+            line.tail_sharers = Bits::only(line.tail_owner as usize);
+            line.tail_sharers.set(a);
+            line.tail_owner = NONE;
+            line.busy_until = grant;
+            line.resident_until = 0;
+        } else {
+            line.tail_sharers.set(a);
+            let hold = (c as f64 * self.shared_occupancy) as u64;
+            line.busy_until = line.busy_until.max(start + hold);
+        }
+        let end = grant + rmw;
+        m.count(line.watch, line_addr, a, kind, what, start - t0, end - t0);
+        m.tasks[m.current].clock = end;
+        Req::Booked(seq)
+    }
+}
+
+impl Coherence<Machine> for Directory {
+    /// A hit is served at once; a miss on a busy line may first lose arbitration (a seeded delay
+    /// within the line's busy window, after which the caller requests again with `arbitrated`);
+    /// otherwise it books the line's next slot and the task's clock moves to when the line
+    /// arrives. The operation's value is read and written at that grant (phase 2).
+    fn request(
+        &mut self,
+        m: &mut Machine,
+        line_addr: usize,
+        kind: Access,
+        arbitrated: bool,
+    ) -> Req {
+        // The directory is moved out while the line is worked on (a move of the map, not of its
+        // entries), so that the line can be borrowed in place next to the model's parameters.
+        let mut lines = std::mem::take(&mut self.lines);
+        let line = lines.entry(line_addr).or_default();
+        let r = self.request_line(m, line, line_addr, kind, arbitrated);
+        self.lines = lines;
+        r
+    }
+
+    fn grant(&mut self, line_addr: usize, seq: u64) {
+        if let Some(line) = self.lines.get_mut(&line_addr) {
+            line.grant_through(seq);
+        }
+    }
+
+    fn set_watch(&mut self, line_addr: usize, idx: u32) {
+        self.lines.entry(line_addr).or_default().watch = idx;
+    }
+
+    fn watch_of(&self, line_addr: usize) -> u32 {
+        self.lines.get(&line_addr).map_or(0, |l| l.watch)
+    }
+
+    fn spin_holds(&self, line_addr: usize, agent: usize) -> Option<u64> {
+        let l = self.lines.get(&line_addr)?;
+        let holds = l.owner == agent as u16 || (l.owner == NONE && l.sharers.has(agent));
+        holds.then(|| {
+            l.pending
+                .iter()
+                .find(|b| b.exclusive)
+                .map_or(u64::MAX, |b| b.start)
+        })
+    }
+
+    fn add_spinner(&mut self, line_addr: usize, task: usize, epoch: u64) {
+        let l = self.lines.entry(line_addr).or_default();
+        l.spinners.retain(|&(t, _)| t != task);
+        l.spinners.push((task, epoch));
+    }
+}

@@ -1,0 +1,122 @@
+//! The system calls that enter the OS model: a thread's start and exit, timed sleeps,
+//! `sched_yield`, FUTEX_WAIT and FUTEX_WAKE. Each is charged at its sync point; where it takes or
+//! leaves a core, the OS model ([`super::Scheduler`]) decides.
+
+use super::charge::{access, serialize};
+use super::executor::at_sync_point;
+use super::with_machine;
+use crate::access::Access;
+use crate::profile::cost;
+
+/// The prologue of a simulated thread: it becomes a worker and takes a core.
+pub fn thread_start() {
+    with_machine(|m| {
+        if let Some(m) = m {
+            let id = m.current;
+            m.threads += 1;
+            let t = m.task(id);
+            t.supervisor = false;
+            t.needs_core = true;
+        }
+    });
+    at_sync_point(|_| ());
+}
+
+/// The epilogue of a simulated thread: it leaves its core.
+pub fn thread_exit() {
+    serialize();
+    at_sync_point(|m| {
+        let id = m.current;
+        m.end_ps = m.end_ps.max(m.tasks[id].clock);
+        m.with_os(|os, m| os.leave_core(m, id));
+        m.tasks[id].exited = true;
+    });
+}
+
+/// A timed sleep of `ps` picoseconds.
+pub fn sleep(ps: u64) {
+    at_sync_point(|m| {
+        let id = m.current;
+        let a = m.agent();
+        m.counters[a].sleeps += 1;
+        m.advance(m.costs[cost::SYSCALL]);
+        let supervisor = m.tasks[id].supervisor;
+        m.with_os(|os, m| os.leave_core(m, id));
+        let t = &mut m.tasks[id];
+        t.clock += ps + m.costs[cost::TIMER_SLACK];
+        t.needs_core = !supervisor;
+    });
+    at_sync_point(|_| ());
+}
+
+/// `sched_yield`: CFS's `yield_task_fair` (nothing when the caller is alone on its run queue)
+/// and the skip buddy of `pick_next_entity`: the leftmost other queued thread runs if its
+/// vruntime is at most `wakeup_granularity` past the caller's, else the caller goes on.
+pub fn sched_yield() {
+    let requeued = at_sync_point(|m| {
+        let id = m.current;
+        let a = m.agent();
+        m.counters[a].yields += 1;
+        m.advance(m.costs[cost::SYSCALL]);
+        m.with_os(|os, m| os.yield_now(m, id))
+    });
+    if requeued == Some(true) {
+        at_sync_point(|_| ());
+    }
+}
+
+/// `FUTEX_WAIT` on `word`, in three steps, each a scheduling point: the system call's entry,
+/// the coherence access of the word, then the compare and the enqueue together (atomic with
+/// respect to [`futex_wake`], as under the kernel's hash-bucket lock). The compare sees every
+/// store ordered before the access completes.
+pub fn futex_wait(word: &std::sync::atomic::AtomicU32, expected: u32) {
+    let addr = word as *const _ as usize;
+    if at_sync_point(|m| m.advance(m.costs[cost::SYSCALL])).is_none() {
+        return;
+    }
+    // The word's load, in two phases like any access: its value is read at its grant.
+    access(addr, Access::Load);
+    let slept = at_sync_point(|m| {
+        if word.load(std::sync::atomic::Ordering::SeqCst) != expected {
+            return false;
+        }
+        let id = m.current;
+        let a = m.agent();
+        m.counters[a].futex_sleeps += 1;
+        m.futexes.entry(addr).or_default().push_back(id);
+        m.tasks[id].parked = true;
+        m.with_os(|os, m| os.leave_core(m, id));
+        true
+    });
+    if slept == Some(true) {
+        at_sync_point(|_| ());
+    }
+}
+
+/// `FUTEX_WAKE` of up to `n` sleepers of the futex at `addr`.
+pub fn futex_wake(addr: usize, n: u32) {
+    at_sync_point(|m| {
+        let id = m.current;
+        let start = m.tasks[id].clock;
+        let mut woken = 0;
+        while woken < n {
+            let Some(w) = m.futexes.get_mut(&addr).and_then(|q| q.pop_front()) else {
+                break;
+            };
+            woken += 1;
+            let wake_at = start + m.costs[cost::WAKE_TO_RUN];
+            let t = &mut m.tasks[w];
+            t.parked = false;
+            t.needs_core = !t.supervisor;
+            t.clock = t.clock.max(wake_at);
+            m.lower_horizon(w);
+        }
+        let a = m.agent();
+        m.counters[a].futex_wakes += woken as u64;
+        m.advance(if woken > 0 {
+            m.costs[cost::FUTEX_WAKE]
+        } else {
+            m.costs[cost::SYSCALL]
+        });
+    });
+}
