@@ -294,8 +294,8 @@ impl Args {
         (run, skipped)
     }
 
-    /// The (layout, strategy) variants to run for `w`: `None` where the setting does not apply.
-    pub fn variants_for(&self, w: Workload) -> Vec<(Option<Layout>, Option<Strategy>)> {
+    /// The (layout, strategy) pairs to run for `w`: `None` where the setting does not apply.
+    pub fn layout_snapshots_for(&self, w: Workload) -> Vec<(Option<Layout>, Option<Strategy>)> {
         fn dedup<T: PartialEq + Copy>(v: &[Vec<T>]) -> Vec<T> {
             let mut out: Vec<T> = Vec::new();
             for x in v.iter().flatten() {

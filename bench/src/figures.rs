@@ -7,7 +7,7 @@
 //! time), with what one transaction is ([`unit()`]); the lock microbenchmarks `null` and `null-x`
 //! lead with lock operations per second. Every median comes with the trials' min–max.
 
-use crate::report::{PointRow, Variant};
+use crate::report::{LayoutSnapshot, PointRow};
 use lwharness::registry::LockKind;
 use lwharness::snapshot::{Layout, Strategy};
 use lwharness::workload::{Counted, Workload};
@@ -151,7 +151,7 @@ fn series(pts: &[&PointRow]) -> Vec<(SeriesKey, String)> {
     let many_snapshots = keys.iter().any(|k| k.2 != keys[0].2);
     keys.into_iter()
         .map(|k| {
-            let v = Variant {
+            let v = LayoutSnapshot {
                 layout: if many_layouts { k.1 } else { "" },
                 snapshot: if many_snapshots { k.2 } else { "" },
             };
@@ -915,7 +915,7 @@ pub fn summary_md(meta: &serde_json::Value, workloads: &[Workload], points: &[Po
                 } else {
                     &p.top_wait_event
                 };
-                let variant = Variant {
+                let layout_snapshot = LayoutSnapshot {
                     layout: p.layout,
                     snapshot: p.snapshot,
                 }
@@ -940,10 +940,10 @@ pub fn summary_md(meta: &serde_json::Value, workloads: &[Workload], points: &[Po
                     s,
                     "- {}{}: {}{share}, Jain {jain}, sampler {:.1} % of a core{}",
                     p.lock,
-                    if variant.is_empty() {
+                    if layout_snapshot.is_empty() {
                         String::new()
                     } else {
-                        format!(" {variant}")
+                        format!(" {layout_snapshot}")
                     },
                     ev,
                     p.sampler_cpu_pct,

@@ -45,7 +45,7 @@ pub fn run(plan: &Plan, probe: &Probe, output: &mut Output) -> Result<Vec<String
     match &plan.sim {
         None if plan.interleave => {
             // Each workload's points (contiguous in the plan) are run group by group, a group
-            // being the locks compared at one variant and thread count; a point is written as
+            // being the locks compared at one layout/snapshot pair and thread count; a point is written as
             // soon as it and every point before it in the plan have all their trials, so the
             // files stay in plan order and a failure loses only the points not yet complete.
             // Every trial starts from PostgreSQL's initial spin estimate (another lock's trials
@@ -123,7 +123,7 @@ fn sim_trial(
 }
 
 /// The groups of points whose trials `--interleave` runs in turn, in plan order: within each
-/// workload's points, the locks compared at one variant, thread count and proc-array size (the
+/// workload's points, the locks compared at one layout/snapshot pair, thread count and proc-array size (the
 /// groups [`run`] forms).
 pub fn interleave_groups(points: &[PlannedPoint]) -> Vec<Vec<usize>> {
     let mut groups = Vec::new();
@@ -141,7 +141,7 @@ pub fn interleave_groups(points: &[PlannedPoint]) -> Vec<Vec<usize>> {
                 continue;
             }
             let same = |q: &PlannedPoint| {
-                q.variant.label() == points[i].variant.label()
+                q.layout_snapshot.label() == points[i].layout_snapshot.label()
                     && q.spec.threads == points[i].spec.threads
                     && q.spec.procs == points[i].spec.procs
             };

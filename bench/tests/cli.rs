@@ -290,7 +290,7 @@ fn bad_input_exits_2_naming_the_argument() {
 
 #[test]
 fn layouts_and_strategies_are_swept_and_recorded() {
-    let out = tmp("variants");
+    let out = tmp("layout-snapshots");
     let o = out.to_str().unwrap();
     let r = bench(&[
         "--workload",
