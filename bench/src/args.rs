@@ -230,7 +230,7 @@ pub struct Args {
     /// balanced by a deterministic cost (threads x trial length, virtual time on `--engine sim`),
     /// never by measured time; on `--engine sim` a part is a set of trials (seeds, sensitivity
     /// arms included), on the real engine a set of points, and with `--interleave` a set of
-    /// interleaved groups (a group never spans two parts). See the guide, "Running a sweep on a
+    /// interleaved batches (a batch never spans two parts). See the guide, "Running a sweep on a
     /// cluster".
     #[arg(long, value_name = "K/N", allow_hyphen_values = true, value_parser = crate::shard_id::parse_shard)]
     pub shard: Option<crate::shard_id::ShardId>,
