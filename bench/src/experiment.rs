@@ -689,7 +689,7 @@ fn table(exp: &Experiment, meta: &serde_json::Value, ours: &[Ours]) -> String {
              thread's hardware (the profile `{}` applies to `--engine sim` only); {} trials per \
              point of {} after a {} warm-up trial.\n",
             meta["cpu_model"].as_str().unwrap_or("unknown CPU"),
-            meta["cores"],
+            meta["host_cpus"],
             f.hardware.profile,
             trials,
             dur,

@@ -145,7 +145,7 @@ impl Output {
         write_meta(out, meta)?;
         let cores = match &plan.sim {
             Some(m) => m.setup.cores,
-            None => meta["cores"].as_u64().unwrap_or(1) as usize,
+            None => meta["host_cpus"].as_u64().unwrap_or(1) as usize,
         };
         for &w in &plan.workloads {
             crate::figures::plot(

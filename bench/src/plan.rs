@@ -222,7 +222,7 @@ fn meta_json(args: &Args, probe: &perf::Probe, warmup: Duration) -> serde_json::
         "git_commit": commit,
         "git_dirty": dirty,
         "cpu_model": cpu_model(),
-        "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        "host_cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
         "kernel": std::fs::read_to_string("/proc/sys/kernel/osrelease").map(|s| s.trim().to_string()).ok(),
         "pmu_available": probe.pmu_available,
         "pmu_reason": probe.pmu_reason,

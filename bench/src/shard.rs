@@ -282,7 +282,7 @@ pub fn run(r: &Resolved, id: ShardId, argv: &[std::ffi::OsString]) -> Result<(),
         run: serde_json::json!({
             "host": host_name(),
             "cpu_model": meta["cpu_model"],
-            "cores": meta["cores"],
+            "host_cpus": meta["host_cpus"],
             "kernel": meta["kernel"],
             "command_line": meta["command_line"],
             "started_unix": now,
