@@ -10,7 +10,7 @@ Usage: bench/scripts/paired-ratios.py DIR --over LOCK [--threshold X] [--level P
   --threshold X  the ratio a verdict is about (default 0.9)
   --level P      the confidence wanted for the interval (default 0.95)
 
-For each point (workload, variant, threads) and each other lock, the ratios of trial k's TPS to
+For each point (workload, layout/snapshot, threads) and each other lock, the ratios of trial k's TPS to
 the reference's trial k; their median, and the interval between two order statistics of the
 ratios that covers the median ratio with at least the wanted confidence (the sign test's
 distribution-free interval: no assumption about the noise's shape). Its actual coverage is
@@ -67,8 +67,8 @@ def load(d):
         pass
     table = {}
     for r in rows:
-        variant = "/".join(x for x in (r.get("layout", ""), r.get("snapshot", "")) if x)
-        point = (r["workload"], variant, int(r["threads"]))
+        layout_snapshot = "/".join(x for x in (r.get("layout", ""), r.get("snapshot", "")) if x)
+        point = (r["workload"], layout_snapshot, int(r["threads"]))
         table.setdefault(point, {}).setdefault(r["lock"], {})[int(r["trial"])] = float(r["txn_per_sec"])
     return table, interleaved
 
@@ -98,7 +98,7 @@ def render(rows, over, threshold, interleaved):
     if not interleaved:
         lines.append("(not --interleave: trial k of each lock did not run side by side; paired by "
                      "trial number only)\n")
-    lines.append(f"| workload | variant | threads | lock | ÷ {over}, median of the trials' ratios "
+    lines.append(f"| workload | layout/snapshot | threads | lock | ÷ {over}, median of the trials' ratios "
                  f"| interval (coverage) | trials | vs {threshold} |")
     lines.append("|---|---|--:|---|--:|--:|--:|---|")
     for (w, v, t), lock, med, a, b, cov, n, verdict in rows:

@@ -44,9 +44,10 @@ def read_rows(path):
 
 
 def point(r):
-    """A row's point: (workload, lock, variant, threads), the variant `layout/snapshot`."""
-    variant = "/".join(x for x in (r["layout"], r["snapshot"]) if x)
-    return (r["workload"], r["lock"], variant, int(r["threads"]))
+    """A row's point: (workload, lock, layout_snapshot, threads), the proc-array layout and
+    snapshot strategy as `layout/snapshot`."""
+    layout_snapshot = "/".join(x for x in (r["layout"], r["snapshot"]) if x)
+    return (r["workload"], r["lock"], layout_snapshot, int(r["threads"]))
 
 
 def arm_label(r, side):
@@ -63,8 +64,8 @@ def arm_label(r, side):
 
 
 def load(path):
-    """{(workload, lock, variant, threads): {arm: value}} and the arms in order (the variant is
-    the proc-array layout and snapshot strategy, `layout/snapshot`, empty when the sweep has
+    """{(workload, lock, layout_snapshot, threads): {arm: value}} and the arms in order
+    (layout_snapshot is the proc-array layout and snapshot strategy, `layout/snapshot`, empty when the sweep has
     none)."""
     rows = read_rows(path)
     table, arms, bimodal = {}, ["base"], set()
@@ -114,7 +115,7 @@ def load_cpu(path):
 
 def load_waits(path, event):
     """The share of `event` per point and arm, in percent, as load() shapes it: {(workload,
-    lock, variant, threads): {arm: percent}} and the arms in order. A point with samples but none
+    lock, layout_snapshot, threads): {arm: percent}} and the arms in order. A point with samples but none
     in `event` is 0."""
     rows = read_rows(path)
     table, arms, seen = {}, [], False
@@ -134,24 +135,24 @@ def load_waits(path, event):
 
 
 def derive(table, arms, rel=False, over=None, only=None):
-    """The cells to print: {(workload, lock, variant, threads): {arm: value or None}}."""
+    """The cells to print: {(workload, lock, layout_snapshot, threads): {arm: value or None}}."""
     keys = sorted(table)
     if only:
         keys = [k for k in keys if f"{k[0]}:{k[1]}" in only]
     out = {}
     for k in keys:
-        w, lock, var, t = k
+        w, lock, ls, t = k
         if over is not None and lock == over:
             continue
         row = {}
         for a in arms:
             v = table[k].get(a)
             if v is not None and rel:
-                t0 = min(x[3] for x in table if x[:3] == (w, lock, var))
-                base = table[(w, lock, var, t0)].get(a)
+                t0 = min(x[3] for x in table if x[:3] == (w, lock, ls))
+                base = table[(w, lock, ls, t0)].get(a)
                 v = v / base if base else None
             if v is not None and over is not None:
-                d = table.get((w, over, var, t), {}).get(a)
+                d = table.get((w, over, ls, t), {}).get(a)
                 if d is None:
                     fail(f"--over {over}: no {w} point at {t} threads")
                 v = v / d if d else None
@@ -171,13 +172,13 @@ def fmt(v, ratio, pct=False):
 
 
 def render(cells, arms, bimodal, ratio, pct=False):
-    variants = any(k[2] for k in cells)
-    lines = ["| workload | lock | " + ("variant | " if variants else "") + "threads | "
+    layouts = any(k[2] for k in cells)
+    lines = ["| workload | lock | " + ("layout/snapshot | " if layouts else "") + "threads | "
              + " | ".join(arms) + " |",
-             "|---|---|" + ("---|" if variants else "") + "--:|" + "--:|" * len(arms)]
-    for (w, lock, var, t), row in cells.items():
-        star = "*" if (w, lock, var, t) in bimodal else ""
-        lines.append(f"| {w} | {lock} | " + (f"{var} | " if variants else "") + f"{t}{star} | "
+             "|---|---|" + ("---|" if layouts else "") + "--:|" + "--:|" * len(arms)]
+    for (w, lock, ls, t), row in cells.items():
+        star = "*" if (w, lock, ls, t) in bimodal else ""
+        lines.append(f"| {w} | {lock} | " + (f"{ls} | " if layouts else "") + f"{t}{star} | "
                      + " | ".join(fmt(row.get(a), ratio, pct) for a in arms) + " |")
     return "\n".join(lines)
 

@@ -231,7 +231,7 @@ pub struct Args {
     /// balanced by a deterministic cost (threads x trial length, virtual time on `--engine sim`),
     /// never by measured time; on `--engine sim` a part is a set of trials (seeds, sensitivity
     /// arms included), on the real engine a set of points, and with `--interleave` a set of
-    /// interleaved groups (a group never spans two parts). See the guide, "Running a sweep on a
+    /// interleaved batches (a batch never spans two parts). See the guide, "Running a sweep on a
     /// cluster".
     #[arg(long, value_name = "K/N", allow_hyphen_values = true, value_parser = crate::shard_id::parse_shard)]
     pub shard: Option<crate::shard_id::ShardId>,
@@ -295,8 +295,8 @@ impl Args {
         (run, skipped)
     }
 
-    /// The (layout, strategy) variants to run for `w`: `None` where the setting does not apply.
-    pub fn variants_for(&self, w: Workload) -> Vec<(Option<Layout>, Option<Strategy>)> {
+    /// The (layout, strategy) pairs to run for `w`: `None` where the setting does not apply.
+    pub fn layout_snapshots_for(&self, w: Workload) -> Vec<(Option<Layout>, Option<Strategy>)> {
         fn dedup<T: PartialEq + Copy>(v: &[Vec<T>]) -> Vec<T> {
             let mut out: Vec<T> = Vec::new();
             for x in v.iter().flatten() {

@@ -689,7 +689,7 @@ fn table(exp: &Experiment, meta: &serde_json::Value, ours: &[Ours]) -> String {
              thread's hardware (the profile `{}` applies to `--engine sim` only); {} trials per \
              point of {} after a {} warm-up trial.\n",
             meta["cpu_model"].as_str().unwrap_or("unknown CPU"),
-            meta["cores"],
+            meta["host_cpus"],
             f.hardware.profile,
             trials,
             dur,
@@ -873,11 +873,11 @@ fn table(exp: &Experiment, meta: &serde_json::Value, ours: &[Ours]) -> String {
         "\n## Every point of ours{}\n\n",
         if engine == "sim" { " (simulated)" } else { "" }
     ));
-    s.push_str("| workload | variant | lock | clients | median | min–max | trials |\n");
+    s.push_str("| workload | layout, snapshot | lock | clients | median | min–max | trials |\n");
     s.push_str("|---|---|---|---:|---:|---:|---:|\n");
     for p in ours {
         let unit = Workload::from_name(&p.workload).map_or("", |w| crate::figures::unit(w).rate);
-        let variant = [p.layout.as_str(), p.snapshot.as_str()]
+        let layout_snapshot = [p.layout.as_str(), p.snapshot.as_str()]
             .into_iter()
             .filter(|x| !x.is_empty())
             .collect::<Vec<_>>()
@@ -885,7 +885,7 @@ fn table(exp: &Experiment, meta: &serde_json::Value, ours: &[Ours]) -> String {
         s.push_str(&format!(
             "| {} | {} | `{}` | {} | {}{} {unit} | {}–{} | {} |\n",
             p.workload,
-            variant,
+            layout_snapshot,
             p.lock,
             p.threads,
             fmt_rate(p.median),

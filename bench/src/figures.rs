@@ -7,7 +7,7 @@
 //! time), with what one transaction is ([`unit()`]); the lock microbenchmarks `null` and `null-x`
 //! lead with lock operations per second. Every median comes with the trials' min–max.
 
-use crate::report::{PointRow, Variant};
+use crate::report::{LayoutSnapshot, PointRow};
 use lwharness::registry::LockKind;
 use lwharness::snapshot::{Layout, Strategy};
 use lwharness::workload::{Counted, Workload};
@@ -151,7 +151,7 @@ fn series(pts: &[&PointRow]) -> Vec<(SeriesKey, String)> {
     let many_snapshots = keys.iter().any(|k| k.2 != keys[0].2);
     keys.into_iter()
         .map(|k| {
-            let v = Variant {
+            let v = LayoutSnapshot {
                 layout: if many_layouts { k.1 } else { "" },
                 snapshot: if many_snapshots { k.2 } else { "" },
             };
@@ -716,7 +716,7 @@ pub fn summary_md(meta: &serde_json::Value, workloads: &[Workload], points: &[Po
     let g = |k: &str| meta.get(k).map(|v| v.to_string()).unwrap_or_default();
     let _ = writeln!(
         s,
-        "Command: `{}`  \nCPU: {} ({} cores); PMU available: {}; context switches from {}; \
+        "Command: `{}`  \nCPU: {} ({} CPUs); PMU available: {}; context switches from {}; \
          rustc: {}; commit: {}\n",
         meta["command_line"]
             .as_array()
@@ -727,7 +727,7 @@ pub fn summary_md(meta: &serde_json::Value, workloads: &[Workload], points: &[Po
                 .join(" "))
             .unwrap_or_default(),
         meta["cpu_model"].as_str().unwrap_or("?"),
-        g("cores"),
+        g("host_cpus"),
         g("pmu_available"),
         meta["ctx_switch_source"].as_str().unwrap_or("?"),
         meta["rustc"].as_str().unwrap_or("?"),
@@ -915,7 +915,7 @@ pub fn summary_md(meta: &serde_json::Value, workloads: &[Workload], points: &[Po
                 } else {
                     &p.top_wait_event
                 };
-                let variant = Variant {
+                let layout_snapshot = LayoutSnapshot {
                     layout: p.layout,
                     snapshot: p.snapshot,
                 }
@@ -940,10 +940,10 @@ pub fn summary_md(meta: &serde_json::Value, workloads: &[Workload], points: &[Po
                     s,
                     "- {}{}: {}{share}, Jain {jain}, sampler {:.1} % of a core{}",
                     p.lock,
-                    if variant.is_empty() {
+                    if layout_snapshot.is_empty() {
                         String::new()
                     } else {
-                        format!(" {variant}")
+                        format!(" {layout_snapshot}")
                     },
                     ev,
                     p.sampler_cpu_pct,
@@ -1122,7 +1122,7 @@ mod tests {
 
     #[test]
     fn summary_has_spread_waits_and_the_stats_table_when_counted() {
-        let meta = serde_json::json!({"cores": 2, "command_line": ["bench"]});
+        let meta = serde_json::json!({"host_cpus": 2, "command_line": ["bench"]});
         let mut pts = vec![
             pt("atomic", 1, 1000.0, false),
             pt("atomic", 4, 800.0, false),
@@ -1136,6 +1136,8 @@ mod tests {
         assert!(plain.contains("*Shared:*") && !plain.contains("*Exclusive"));
         assert!(!plain.contains("**Lock counters**") && !plain.contains("incomplete"));
         assert!(plain.contains("(snapshot.svg)"));
+        // The host's CPU count is meta.json's `host_cpus`, not a `cores` (the workers').
+        assert!(plain.contains("CPU: ? (2 CPUs);"), "{plain}");
         pts[1].blocks = Some(12.0);
         pts[1].groups = Some(3.0);
         pts[1].mean_group_size = Some(2.5);

@@ -5,8 +5,8 @@
 //!
 //! On the simulator the files are byte-identical to those of a single run of the same command
 //! line, but for what describes the run rather than the result (`meta.json`'s command line,
-//! start, elapsed time, host CPU, cores, kernel, rustc, commit as `git` reads it, dirty flag,
-//! `--jobs`, the simulations' real time and speed, and the `shards` record it adds; their echo
+//! start, elapsed time, host CPU and `host_cpus`, kernel, rustc, commit as `git` reads it,
+//! dirty flag, `--jobs`, the simulations' real time and speed, and the `shards` record it adds; their echo
 //! on `summary.md`'s second line). On the real engine each shard measured the machine it ran on:
 //! `meta.json`'s `shards` names each one's host and CPU.
 //!

@@ -74,12 +74,12 @@ impl Output {
         p: &PlannedPoint,
         trials: Vec<TrialResult>,
     ) -> Result<Vec<String>, String> {
-        let (w, k, variant, t) = (p.workload, p.lock, p.variant, p.spec.threads);
+        let (w, k, ls, t) = (p.workload, p.lock, p.layout_snapshot, p.spec.threads);
         for s in trials.iter().filter_map(|r| r.sim.as_ref()) {
             self.sim_real += s.real;
             self.sim_rates.push(s.events_per_sec);
         }
-        let point = PointRow::new(w, k, variant, t, &trials);
+        let point = PointRow::new(w, k, ls, t, &trials);
         if sweep > 0 {
             self.arm_points[sweep].push(point);
             return Ok(Vec::new());
@@ -104,11 +104,11 @@ impl Output {
             .collect();
         for (i, r) in trials.iter().enumerate() {
             let trial = i as u32 + 1;
-            let row = ResultRow::new(w, k, variant, t, p.spec.procs, trial, r, point.bimodal);
+            let row = ResultRow::new(w, k, ls, t, p.spec.procs, trial, r, point.bimodal);
             self.results
                 .serialize(row)
                 .map_err(|e| io_error(&self.out, "results.csv", &e))?;
-            for row in WaitRow::rows(w, k, variant, t, trial, r) {
+            for row in WaitRow::rows(w, k, ls, t, trial, r) {
                 self.waits
                     .serialize(row)
                     .map_err(|e| io_error(&self.out, "waits.csv", &e))?;
@@ -145,7 +145,7 @@ impl Output {
         write_meta(out, meta)?;
         let cores = match &plan.sim {
             Some(m) => m.setup.cores,
-            None => meta["cores"].as_u64().unwrap_or(1) as usize,
+            None => meta["host_cpus"].as_u64().unwrap_or(1) as usize,
         };
         for &w in &plan.workloads {
             crate::figures::plot(

@@ -23,15 +23,15 @@ pub struct PlannedPoint {
     /// The lock.
     pub lock: LockKind,
     /// The proc-array layout and snapshot strategy, where they apply.
-    pub variant: report::Variant,
+    pub layout_snapshot: report::LayoutSnapshot,
     /// The point's trial.
     pub spec: PointSpec,
 }
 
 impl PlannedPoint {
-    /// `workload lock [variant] xthreads`, for progress and notes.
+    /// `workload lock [layout/snapshot] xthreads`, for progress and notes.
     pub fn label(&self) -> String {
-        let v = self.variant.label();
+        let v = self.layout_snapshot.label();
         format!(
             "{} {}{}{v} x{}",
             self.workload.name(),
@@ -45,7 +45,7 @@ impl PlannedPoint {
 /// A sweep's plan.
 #[derive(Debug)]
 pub struct Plan {
-    /// The points, in sweep order (workload, lock, variant, threads): the files' row order.
+    /// The points, in sweep order (workload, lock, layout/snapshot, threads): the files' row order.
     pub points: Vec<PlannedPoint>,
     /// The workloads, in the order given (one table and SVG each).
     pub workloads: Vec<Workload>,
@@ -80,14 +80,14 @@ impl Plan {
                     w.name()
                 ));
             }
-            let variants = args.variants_for(w);
+            let pairs = args.layout_snapshots_for(w);
             for k in run {
-                for &(layout, strategy) in &variants {
+                for &(layout, strategy) in &pairs {
                     for &t in &threads {
                         points.push(PlannedPoint {
                             workload: w,
                             lock: k,
-                            variant: report::Variant {
+                            layout_snapshot: report::LayoutSnapshot {
                                 layout: layout.map_or("", Layout::name),
                                 snapshot: strategy.map_or("", Strategy::name),
                             },
@@ -222,7 +222,7 @@ fn meta_json(args: &Args, probe: &perf::Probe, warmup: Duration) -> serde_json::
         "git_commit": commit,
         "git_dirty": dirty,
         "cpu_model": cpu_model(),
-        "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        "host_cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
         "kernel": std::fs::read_to_string("/proc/sys/kernel/osrelease").map(|s| s.trim().to_string()).ok(),
         "pmu_available": probe.pmu_available,
         "pmu_reason": probe.pmu_reason,

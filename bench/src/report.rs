@@ -10,14 +10,14 @@ use std::collections::BTreeMap;
 
 /// The proc-array layout and snapshot strategy of a point; empty where they do not apply.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Variant {
+pub struct LayoutSnapshot {
     /// `--layout` name, or empty.
     pub layout: &'static str,
     /// `--snapshot` name, or empty.
     pub snapshot: &'static str,
 }
 
-impl Variant {
+impl LayoutSnapshot {
     /// `layout/snapshot`, leaving out what does not apply.
     pub fn label(&self) -> String {
         [self.layout, self.snapshot]
@@ -254,7 +254,7 @@ impl ResultRow {
     pub fn new(
         workload: Workload,
         lock: LockKind,
-        variant: Variant,
+        layout_snapshot: LayoutSnapshot,
         threads: usize,
         procs: usize,
         trial: u32,
@@ -278,8 +278,8 @@ impl ResultRow {
         ResultRow {
             workload: workload.name(),
             lock: lock.name(),
-            layout: variant.layout,
-            snapshot: variant.snapshot,
+            layout: layout_snapshot.layout,
+            snapshot: layout_snapshot.snapshot,
             threads,
             procs,
             trial,
@@ -401,7 +401,7 @@ impl WaitRow {
     pub fn rows(
         workload: Workload,
         lock: LockKind,
-        variant: Variant,
+        layout_snapshot: LayoutSnapshot,
         threads: usize,
         trial: u32,
         r: &TrialResult,
@@ -417,8 +417,8 @@ impl WaitRow {
                 WaitRow {
                     workload: workload.name(),
                     lock: lock.name(),
-                    layout: variant.layout,
-                    snapshot: variant.snapshot,
+                    layout: layout_snapshot.layout,
+                    snapshot: layout_snapshot.snapshot,
                     threads,
                     trial,
                     wait_event_type: t,
@@ -574,7 +574,7 @@ impl PointRow {
     pub fn new(
         workload: Workload,
         lock: LockKind,
-        variant: Variant,
+        layout_snapshot: LayoutSnapshot,
         threads: usize,
         trials: &[TrialResult],
     ) -> Self {
@@ -655,8 +655,8 @@ impl PointRow {
         PointRow {
             workload: workload.name(),
             lock: lock.name(),
-            layout: variant.layout,
-            snapshot: variant.snapshot,
+            layout: layout_snapshot.layout,
+            snapshot: layout_snapshot.snapshot,
             threads,
             trials: trials.len(),
             median_txn_per_sec: median_txn,

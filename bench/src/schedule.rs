@@ -17,7 +17,7 @@ use lwharness::runner::{self, TrialResult};
 pub fn run(plan: &Plan, probe: &Probe, output: &mut Output) -> Result<Vec<String>, String> {
     let total = plan.points.len();
     let trials = plan.trials;
-    // With --interleave the bar counts trials (a point is complete only when its group's last
+    // With --interleave the bar counts trials (a point is complete only when its batch's last
     // round ends), otherwise points.
     let steps = if plan.interleave {
         total * trials as usize
@@ -44,19 +44,20 @@ pub fn run(plan: &Plan, probe: &Probe, output: &mut Output) -> Result<Vec<String
     let mut trial_order: Vec<String> = Vec::new();
     match &plan.sim {
         None if plan.interleave => {
-            // Each workload's points (contiguous in the plan) are run group by group, a group
-            // being the locks compared at one variant and thread count; a point is written as
-            // soon as it and every point before it in the plan have all their trials, so the
-            // files stay in plan order and a failure loses only the points not yet complete.
+            // Each workload's points (contiguous in the plan) are run batch by batch, a batch
+            // being the locks compared at one layout/snapshot pair and thread count; a point is
+            // written as soon as it and every point before it in the plan have all their trials,
+            // so the files stay in plan order and a failure loses only the points not yet
+            // complete.
             // Every trial starts from PostgreSQL's initial spin estimate (another lock's trials
             // ran since this lock's last one).
             let points = &plan.points;
             let mut done: Vec<Vec<TrialResult>> = points.iter().map(|_| Vec::new()).collect();
             let mut next = 0;
-            for group in interleave_groups(points) {
+            for batch in interleave_batches(points) {
                 for round in 0..trials as usize {
-                    for r in 0..group.len() {
-                        let j = group[(round + r) % group.len()];
+                    for r in 0..batch.len() {
+                        let j = batch[(round + r) % batch.len()];
                         let what = format!("{} (trial {})", points[j].label(), round + 1);
                         pb.set_message(what.clone());
                         trial_order.push(what);
@@ -122,11 +123,11 @@ fn sim_trial(
     runner::run_trial(&spec, probe)
 }
 
-/// The groups of points whose trials `--interleave` runs in turn, in plan order: within each
-/// workload's points, the locks compared at one variant, thread count and proc-array size (the
-/// groups [`run`] forms).
-pub fn interleave_groups(points: &[PlannedPoint]) -> Vec<Vec<usize>> {
-    let mut groups = Vec::new();
+/// The batches of points whose trials `--interleave` runs in turn (round by round), in plan
+/// order: within each workload's points, the locks compared at one layout/snapshot pair, thread
+/// count and proc-array size (the batches [`run`] forms).
+pub fn interleave_batches(points: &[PlannedPoint]) -> Vec<Vec<usize>> {
+    let mut batches = Vec::new();
     let mut start = 0;
     while start < points.len() {
         let w = points[start].workload;
@@ -141,36 +142,36 @@ pub fn interleave_groups(points: &[PlannedPoint]) -> Vec<Vec<usize>> {
                 continue;
             }
             let same = |q: &PlannedPoint| {
-                q.variant.label() == points[i].variant.label()
+                q.layout_snapshot.label() == points[i].layout_snapshot.label()
                     && q.spec.threads == points[i].spec.threads
                     && q.spec.procs == points[i].spec.procs
             };
-            let group: Vec<usize> = (i..end).filter(|&j| same(&points[j])).collect();
-            for &j in &group {
+            let batch: Vec<usize> = (i..end).filter(|&j| same(&points[j])).collect();
+            for &j in &batch {
                 seen[j - start] = true;
             }
-            groups.push(group);
+            batches.push(batch);
         }
         start = end;
     }
-    groups
+    batches
 }
 
 /// Runs the trials `(sweep, point, trial)` of one shard (`--shard`): on the simulator any set of
 /// trials, `--jobs` at a time; on the real engine whole points (`points`: each runs its warm-up
-/// and its trials) or, with `--interleave`, whole groups (each group's trials in turn, as [`run`]
+/// and its trials) or, with `--interleave`, whole batches (each batch's trials in turn, as [`run`]
 /// runs them). Hands each trial to `sink` as it completes (on the simulator in the order of
 /// `trials`); returns the order the trials ran in with `--interleave`.
 pub fn run_shard(
     plan: &Plan,
     probe: &Probe,
     trials: &[(usize, usize, u32)],
-    groups: &[Vec<usize>],
+    batches: &[Vec<usize>],
     mut sink: impl FnMut((usize, usize, u32), TrialResult) -> Result<(), String>,
 ) -> Result<Vec<String>, String> {
     let steps = match &plan.sim {
         Some(_) => trials.len(),
-        None => groups.iter().map(Vec::len).sum::<usize>() * plan.trials as usize,
+        None => batches.iter().map(Vec::len).sum::<usize>() * plan.trials as usize,
     };
     let pb = ProgressBar::with_draw_target(Some(steps as u64), ProgressDrawTarget::stderr());
     pb.set_style(
@@ -193,11 +194,11 @@ pub fn run_shard(
             )?;
         }
         None => {
-            for group in groups {
+            for batch in batches {
                 if plan.interleave {
                     for round in 0..plan.trials as usize {
-                        for r in 0..group.len() {
-                            let j = group[(round + r) % group.len()];
+                        for r in 0..batch.len() {
+                            let j = batch[(round + r) % batch.len()];
                             let p = &plan.points[j];
                             let what = format!("{} (trial {})", p.label(), round + 1);
                             pb.set_message(what.clone());
@@ -207,7 +208,7 @@ pub fn run_shard(
                         }
                     }
                 } else {
-                    for &j in group {
+                    for &j in batch {
                         let p = &plan.points[j];
                         pb.set_message(p.label());
                         sink((0, j, 1), warm_then_trial(plan, p, probe)?)?;

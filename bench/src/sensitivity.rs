@@ -493,7 +493,7 @@ fn row<'a>(
 
 /// The lock's column name: the lock, and the layout or snapshot strategy where they apply.
 fn lock_label(p: &PointRow) -> String {
-    let v = crate::report::Variant {
+    let v = crate::report::LayoutSnapshot {
         layout: p.layout,
         snapshot: p.snapshot,
     }

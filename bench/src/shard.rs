@@ -5,7 +5,7 @@
 //! **The parts.** The plan is cut into units: on the simulator each trial of each point of each
 //! sweep (the base and the sensitivity arms), which runs on a machine of its own; on the real
 //! engine each point (its warm-up and its trials run back to back), or with `--interleave` each
-//! group of points whose trials run in turn (a group is never split). A unit's cost is its
+//! batch of points whose trials run in turn (a batch is never split). A unit's cost is its
 //! threads times its trial time (virtual time on the simulator: warm-up and window; on the real
 //! engine the warm-ups and windows it runs), known from the plan alone, never measured. The units
 //! are dealt out longest first, each to the part with the least cost so far (the lowest K on a
@@ -46,7 +46,7 @@ pub type TrialId = (usize, usize, u32);
 pub struct Unit {
     /// Its trials, in plan order.
     pub trials: Vec<TrialId>,
-    /// Its points (real engine: a point, or an interleaved group).
+    /// Its points (real engine: a point, or an interleaved batch).
     pub points: Vec<usize>,
     /// Threads times trial time, ns.
     pub cost: u128,
@@ -76,8 +76,8 @@ pub fn units(plan: &Plan) -> Vec<Unit> {
                 .collect()
         }
         None => {
-            let groups = if plan.interleave {
-                crate::schedule::interleave_groups(&plan.points)
+            let batches = if plan.interleave {
+                crate::schedule::interleave_batches(&plan.points)
             } else {
                 (0..plan.points.len()).map(|p| vec![p]).collect()
             };
@@ -86,18 +86,18 @@ pub fn units(plan: &Plan) -> Vec<Unit> {
             } else {
                 (plan.warmup + plan.duration * plan.trials).as_nanos()
             };
-            groups
+            batches
                 .into_iter()
-                .map(|g| {
-                    let mut trials: Vec<TrialId> = g
+                .map(|b| {
+                    let mut trials: Vec<TrialId> = b
                         .iter()
                         .flat_map(|&p| (1..=plan.trials).map(move |k| (0, p, k)))
                         .collect();
                     trials.sort_unstable();
                     Unit {
-                        cost: g.iter().map(|&p| threads(p) * per_point).sum(),
+                        cost: b.iter().map(|&p| threads(p) * per_point).sum(),
                         trials,
-                        points: g,
+                        points: b,
                     }
                 })
                 .collect()
@@ -251,7 +251,7 @@ pub fn run(r: &Resolved, id: ShardId, argv: &[std::ffi::OsString]) -> Result<(),
         .collect();
     let mut trials: Vec<TrialId> = mine.iter().flat_map(|u| u.trials.clone()).collect();
     trials.sort_unstable();
-    let groups: Vec<Vec<usize>> = mine.iter().map(|u| u.points.clone()).collect();
+    let batches: Vec<Vec<usize>> = mine.iter().map(|u| u.points.clone()).collect();
     // A complete marker of an earlier run into this directory goes first: it must never
     // describe the files being written now.
     for f in [SHARD_FILE, TRIALS_FILE] {
@@ -282,7 +282,7 @@ pub fn run(r: &Resolved, id: ShardId, argv: &[std::ffi::OsString]) -> Result<(),
         run: serde_json::json!({
             "host": host_name(),
             "cpu_model": meta["cpu_model"],
-            "cores": meta["cores"],
+            "host_cpus": meta["host_cpus"],
             "kernel": meta["kernel"],
             "command_line": meta["command_line"],
             "started_unix": now,
@@ -310,7 +310,7 @@ pub fn run(r: &Resolved, id: ShardId, argv: &[std::ffi::OsString]) -> Result<(),
     let io = |e: std::io::Error| format!("writing {}: {e}", part.display());
     let mut w = std::io::BufWriter::new(std::fs::File::create(&part).map_err(io)?);
     let mut sim_real = std::time::Duration::ZERO;
-    let trial_order = crate::schedule::run_shard(&plan, &probe, &trials, &groups, |t, res| {
+    let trial_order = crate::schedule::run_shard(&plan, &probe, &trials, &batches, |t, res| {
         if let Some(s) = &res.sim {
             sim_real += s.real;
         }
@@ -368,7 +368,7 @@ mod tests {
     }
 
     #[test]
-    fn an_interleaved_group_is_one_unit_and_never_spans_two_parts() {
+    fn an_interleaved_batch_is_one_unit_and_never_spans_two_parts() {
         use clap::Parser as _;
         let args = crate::args::Args::try_parse_from([
             "lwbench",

@@ -178,7 +178,7 @@ fn meta_records_pmu_and_command_line() {
         "rustc",
         "git_commit",
         "cpu_model",
-        "cores",
+        "host_cpus",
         "pmu_available",
         "command_line",
     ] {
@@ -290,7 +290,7 @@ fn bad_input_exits_2_naming_the_argument() {
 
 #[test]
 fn layouts_and_strategies_are_swept_and_recorded() {
-    let out = tmp("variants");
+    let out = tmp("layout-snapshots");
     let o = out.to_str().unwrap();
     let r = bench(&[
         "--workload",
@@ -442,7 +442,7 @@ fn summary_stdout_and_svgs_agree_with_results_csv() {
     let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
     let meta: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap();
-    let cores = meta["cores"].as_u64().unwrap();
+    let cores = meta["host_cpus"].as_u64().unwrap();
     let (h, rows) = read_csv(&out.join("results.csv"));
     let col = |n: &str| {
         h.iter()

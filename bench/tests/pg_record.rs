@@ -71,7 +71,7 @@ fn capable(test: &str) -> bool {
     }
 }
 
-/// The probe groups registered on this machine (`perf probe -l`), as text.
+/// The perf probe events registered on this machine (`perf probe -l`), as text.
 fn probes_listed() -> String {
     let o = Command::new("perf")
         .args(["probe", "-l"])
@@ -154,7 +154,7 @@ fn records_select_only_at_one_client() {
     assert_eq!(meta["server"]["major"], 15, "{meta}");
     assert!(meta["unprobed"]["tps"].as_f64().unwrap() > 0.0);
     assert!(meta["probed"]["server_cpu_us_per_txn"].as_f64().unwrap() > 0.0);
-    let group = meta["probe_group"].as_str().unwrap().to_string();
+    let perf_group = meta["probe_group"].as_str().unwrap().to_string();
     // The summary: every steady-state transaction of -S takes ProcArrayLock shared for its
     // snapshot, pins through BufferMapping and reads through BufferContent shared, and
     // releases what it acquires.
@@ -254,8 +254,8 @@ fn records_select_only_at_one_client() {
     }
     // Nothing left behind.
     assert!(
-        !probes_listed().contains(&group),
-        "probe group {group} still registered"
+        !probes_listed().contains(&perf_group),
+        "perf group {perf_group} still registered"
     );
     std::fs::remove_dir_all(&out).unwrap();
 }
@@ -283,16 +283,16 @@ fn an_interrupted_recording_leaves_nothing_behind() {
         .spawn()
         .unwrap();
     let pid = child.id();
-    let group = format!("lwrec_{pid}_");
+    let perf_group = format!("lwrec_{pid}_");
     // Interrupt it while it records: its probes are registered and its server runs.
     let start = Instant::now();
-    while !probes_listed().contains(&group) {
+    while !probes_listed().contains(&perf_group) {
         if let Some(st) = child.try_wait().unwrap() {
             panic!("the recording ended before it was interrupted: {st}");
         }
         assert!(
             start.elapsed() < Duration::from_secs(120),
-            "no probe group appeared"
+            "no perf group appeared"
         );
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -323,8 +323,8 @@ fn an_interrupted_recording_leaves_nothing_behind() {
     assert_eq!(status.code(), Some(130), "{err}");
     assert!(err.contains("interrupted"), "{err}");
     assert!(
-        !probes_listed().contains(&group),
-        "probe group left registered"
+        !probes_listed().contains(&perf_group),
+        "perf group left registered"
     );
     assert!(scratch_dirs(pid).is_empty(), "scratch dir left behind");
     assert!(

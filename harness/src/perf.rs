@@ -154,9 +154,9 @@ pub struct CounterValues {
     pub cycles: Counted,
     /// Instructions retired (scaled).
     pub instructions: Counted,
-    /// The lowest `time_running / time_enabled` of a thread's hardware group (1 = counted the
-    /// whole time, below 1 = the hardware counts are scaled estimates); `None` when no hardware
-    /// group counted.
+    /// The lowest `time_running / time_enabled` of a thread's hardware counter set (1 = counted
+    /// the whole time, below 1 = the hardware counts are scaled estimates); `None` when no
+    /// hardware counter set counted.
     pub hw_running: Option<f64>,
 }
 
@@ -316,7 +316,7 @@ enum Which {
     CtxSwitches,
     CpuMigrations,
     TaskClock,
-    HwGroup,
+    HwSet,
     Cycles,
     Instructions,
     CacheMisses,
@@ -391,9 +391,10 @@ mod imp {
         }
     }
 
-    /// The hardware group of one thread: cycles, instructions, cache misses, LLC read misses.
-    struct HwGroup {
-        group: Group,
+    /// The hardware counter set of one thread (one perf-event group, the kernel's term):
+    /// cycles, instructions, cache misses, LLC read misses.
+    struct HwCounterSet {
+        leader: Group,
         members: [Option<Counter>; 4],
     }
 
@@ -402,8 +403,8 @@ mod imp {
         ctx: Option<Counter>,
         migrations: Option<Counter>,
         task_clock: Option<Counter>,
-        hw: Option<HwGroup>,
-        /// How many counters the probe says should open (the hardware group counts its four).
+        hw: Option<HwCounterSet>,
+        /// How many counters the probe says should open (the hardware set counts its four).
         requested: u32,
         rusage_start: Option<u64>,
     }
@@ -457,19 +458,19 @@ mod imp {
                 (None, None)
             };
             let task_clock = open(Which::TaskClock, Software::TASK_CLOCK.into(), false);
-            // Only the hardware events the probe found; one group for all of them.
+            // Only the hardware events the probe found; one perf-event group for all of them.
             let wanted: Vec<bool> = HW_EVENTS
                 .iter()
                 .map(|n| probe.hw_events.contains(n))
                 .collect();
             requested += wanted.iter().filter(|w| **w).count() as u32;
             let hw = if wanted.contains(&true) {
-                let group = if allow(Which::HwGroup) {
+                let leader = if allow(Which::HwSet) {
                     Group::new()
                 } else {
                     Err(fail())
                 };
-                group.ok().map(|mut group| {
+                leader.ok().map(|mut leader| {
                     // Members are read one by one (each read returns the member's count and the
                     // group's enabled/running times), so a member that failed to open leaves
                     // no hole to trip over in a PERF_FORMAT_GROUP read (perf-event 0.4's
@@ -478,10 +479,10 @@ mod imp {
                     let mut members: [Option<Counter>; 4] = Default::default();
                     for ((m, (w, kind)), want) in members.iter_mut().zip(hw_kinds()).zip(&wanted) {
                         if *want && allow(w) {
-                            *m = Builder::new().group(&mut group).kind(kind).build().ok();
+                            *m = Builder::new().group(&mut leader).kind(kind).build().ok();
                         }
                     }
-                    HwGroup { group, members }
+                    HwCounterSet { leader, members }
                 })
             } else {
                 None
@@ -504,7 +505,7 @@ mod imp {
                     *c = None;
                 }
             }
-            if self.hw.as_mut().is_some_and(|g| g.group.enable().is_err()) {
+            if self.hw.as_mut().is_some_and(|s| s.leader.enable().is_err()) {
                 self.hw = None;
             }
         }
@@ -517,8 +518,8 @@ mod imp {
             {
                 let _ = c.disable();
             }
-            if let Some(g) = self.hw.as_mut() {
-                let _ = g.group.disable();
+            if let Some(s) = self.hw.as_mut() {
+                let _ = s.leader.disable();
             }
             let rusage = match (self.rusage_start, rusage_thread_ctx_switches()) {
                 (Some(a), Some(b)) => Some(b.saturating_sub(a)),

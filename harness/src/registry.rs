@@ -60,7 +60,7 @@ macro_rules! registry {
         panic!("lock {} is not one of lwbench's (only lwtorture runs it)", $kind.name())
     };
     ($( $variant:ident => $name:literal, family: [$($family:ty)?], project: $project:literal,
-        applies: $applies:ident, torture($tv:ident): $torture:expr, torture_all: $tall:literal,
+        applies: $applies:ident, torture($tv:ident): $torture:expr, in_torture_all: $tall:literal,
         torture_desc: $tdesc:literal, $doc:literal; )*) => {
         /// A lock of the registry, by name.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -160,103 +160,103 @@ macro_rules! registry {
 
 registry! {
     Classic => "classic", family: [RawFamily<RawClassicLwLock>], project: true, applies: All,
-        torture(v): v.raw::<RawClassicLwLock>(), torture_all: true,
+        torture(v): v.raw::<RawClassicLwLock>(), in_torture_all: true,
         torture_desc: "RawClassicLwLock, raw trait",
         "spinlock-protected LWLock (PostgreSQL <= 9.4)";
     Atomic => "atomic", family: [RawFamily<RawAtomicLwLock>], project: true, applies: All,
-        torture(v): v.raw_var::<RawAtomicLwLock>(), torture_all: true,
+        torture(v): v.raw_var::<RawAtomicLwLock>(), in_torture_all: true,
         torture_desc: "RawAtomicLwLock, raw trait + var ops",
         "atomic-state LWLock (PostgreSQL 9.5+)";
     AtomicHandoff => "atomic-handoff", family: [RawFamily<lwlock::RawHandoffLwLock>],
         project: true, applies: All,
-        torture(v): v.raw::<lwlock::RawHandoffLwLock>(), torture_all: true,
+        torture(v): v.raw::<lwlock::RawHandoffLwLock>(), in_torture_all: true,
         torture_desc: "RawHandoffLwLock, raw trait",
         "atomic-state LWLock with bounded writer starvation (handoff bit)";
     AtomicTaskFair => "atomic-taskfair", family: [RawFamily<lwlock::RawTaskFairLwLock>],
         project: true, applies: All,
         torture(v): <RawFamily<lwlock::RawTaskFairLwLock> as LockFamily>::torture(v),
-        torture_all: false, torture_desc: "RawTaskFairLwLock, raw trait",
+        in_torture_all: false, torture_desc: "RawTaskFairLwLock, raw trait",
         "atomic-state LWLock, task-fair (a queued writer blocks new readers)";
     AtomicAdaptive => "atomic-adaptive", family: [RawFamily<lwlock::RawAdaptiveLwLock>],
         project: true, applies: All,
         torture(v): <RawFamily<lwlock::RawAdaptiveLwLock> as LockFamily>::torture(v),
-        torture_all: false, torture_desc: "RawAdaptiveLwLock, raw trait",
+        in_torture_all: false, torture_desc: "RawAdaptiveLwLock, raw trait",
         "atomic-state LWLock, bounded adaptive spinning then the handoff bound";
     AtomicEmptyYield => "atomic-empty-yield", family: [RawFamily<lwlock::RawEmptyYieldLwLock>],
         project: true, applies: All,
         torture(v): <RawFamily<lwlock::RawEmptyYieldLwLock> as LockFamily>::torture(v),
-        torture_all: false, torture_desc: "RawEmptyYieldLwLock, raw trait",
+        in_torture_all: false, torture_desc: "RawEmptyYieldLwLock, raw trait",
         "atomic-adaptive whose spinner sleeps once a yield finds its CPU idle";
     RwLock => "rwlock", family: [], project: true, applies: Never,
-        torture(v): v.drop_in(lwlock::RawRwLock::new_in), torture_all: true,
+        torture(v): v.drop_in(lwlock::RawRwLock::new_in), in_torture_all: true,
         torture_desc: "lwlock::RwLock<T> guards",
         "the drop-in lwlock::RwLock (the empty-yield policy), through its lock_api guards";
     BargingRwLock => "barging-rwlock", family: [], project: true, applies: Never,
-        torture(v): v.drop_in(RawAtomicLwLock::new_in), torture_all: true,
+        torture(v): v.drop_in(RawAtomicLwLock::new_in), in_torture_all: true,
         torture_desc: "lwlock::BargingRwLock<T> guards",
         "the drop-in lwlock::BargingRwLock (PostgreSQL's policy), through its guards";
     ClassicRwLock => "classic-rwlock", family: [], project: true, applies: Never,
-        torture(v): v.drop_in(RawClassicLwLock::new_in), torture_all: true,
+        torture(v): v.drop_in(RawClassicLwLock::new_in), in_torture_all: true,
         torture_desc: "lwlock::ClassicRwLock<T> guards",
         "the drop-in lwlock::ClassicRwLock, through its guards";
     FlexLeader => "flex-leader", family: [FlexLeaderFamily], project: true, applies: All,
         torture(v): v.flex::<RawAtomicLwLock>(GroupPolicy::Leader, TORTURE_SMALL_GROUP),
-        torture_all: true, torture_desc: "FlexLock<atomic> Leader, group bound 2",
+        in_torture_all: true, torture_desc: "FlexLock<atomic> Leader, group bound 2",
         "FlexLock, group run by an elected leader (ProcArrayGroupClearXid)";
     FlexReleaser => "flex-releaser", family: [FlexReleaserFamily], project: true, applies: All,
         torture(v): v.flex::<RawAtomicLwLock>(GroupPolicy::LastReleaser, TORTURE_SMALL_GROUP),
-        torture_all: true, torture_desc: "FlexLock<atomic> LastReleaser, group bound 2",
+        in_torture_all: true, torture_desc: "FlexLock<atomic> LastReleaser, group bound 2",
         "FlexLock, group run by the last releaser (Haas 2011)";
     FlexHolder => "flex-holder", family: [FlexHolderFamily], project: true, applies: All,
-        torture(v): v.holder_serves::<RawAtomicLwLock>(TORTURE_SMALL_GROUP), torture_all: true,
+        torture(v): v.holder_serves::<RawAtomicLwLock>(TORTURE_SMALL_GROUP), in_torture_all: true,
         torture_desc: "HolderServesLock<atomic>, group bound 2",
         "FlexLock variant: holders serve the queue, waiters wait in the lock (beyond PG)";
     FlexLeaderClassic => "flex-leader-classic", family: [FlexLeaderClassicFamily], project: true,
         applies: Explicit,
         torture(v): v.flex::<RawClassicLwLock>(GroupPolicy::Leader, DEFAULT_MAX_GROUP),
-        torture_all: true, torture_desc: "FlexLock<classic> Leader, group bound 64",
+        in_torture_all: true, torture_desc: "FlexLock<classic> Leader, group bound 64",
         "FlexLock over the classic LWLock (9.2, as the 2011 patch), elected leader";
     FlexReleaserClassic => "flex-releaser-classic", family: [FlexReleaserClassicFamily],
         project: true, applies: Explicit,
         torture(v): v.flex::<RawClassicLwLock>(GroupPolicy::LastReleaser, DEFAULT_MAX_GROUP),
-        torture_all: true, torture_desc: "FlexLock<classic> LastReleaser, group bound 64",
+        in_torture_all: true, torture_desc: "FlexLock<classic> LastReleaser, group bound 64",
         "FlexLock over the classic LWLock (9.2, as the 2011 patch), last releaser";
     GroupClear => "group-clear",
         family: [GroupClearFamily],
         project: true, applies: Explicit,
         torture(v): v.closure::<GroupClearFamily>(),
-        torture_all: false, torture_desc: "group clear + direct CLOG lock, closure level",
+        in_torture_all: false, torture_desc: "group clear + direct CLOG lock, closure level",
         "9.6-10: ProcArrayLock with group clear (clog-group's), CLOG and other locks atomic";
     Flexlock2011 => "flexlock-2011",
         family: [Flexlock2011Family],
         project: true, applies: Explicit,
         torture(v): v.closure::<Flexlock2011Family>(),
-        torture_all: false, torture_desc: "2011 FlexLock ProcArrayLock + classic rest, closure level",
+        in_torture_all: false, torture_desc: "2011 FlexLock ProcArrayLock + classic rest, closure level",
         "the 2011 patch as posted: ProcArrayLock a last-releaser FlexLock, every other lock classic";
     ReaderBias => "reader-bias", family: [RawFamily<lwlock::RawReaderBiasLwLock>],
         project: true, applies: All,
         torture(v): <RawFamily<lwlock::RawReaderBiasLwLock> as LockFamily>::torture(v),
-        torture_all: false, torture_desc: "RawReaderBiasLwLock, raw trait",
+        in_torture_all: false, torture_desc: "RawReaderBiasLwLock, raw trait",
         "BRAVO reader bias over the atomic LWLock (beyond PG)";
     ClogGroup => "clog-group", family: [ClogGroupFamily], project: true, applies: Clog,
-        torture(v): v.clog_group::<RawAtomicLwLock>(TORTURE_SMALL_GROUP), torture_all: true,
+        torture(v): v.clog_group::<RawAtomicLwLock>(TORTURE_SMALL_GROUP), in_torture_all: true,
         torture_desc: "ClogGroupLock<atomic>, 4 keys, group bound 2",
         "CLOG group update keyed by page (TransactionGroupUpdateXidStatus)";
     ScalableRwLock => "scalable-rwlock", family: [], project: true, applies: Never,
-        torture(v): v.drop_in(lwlock::RawReaderBiasLwLock::new_in), torture_all: true,
+        torture(v): v.drop_in(lwlock::RawReaderBiasLwLock::new_in), in_torture_all: true,
         torture_desc: "lwlock::ScalableRwLock<T> guards (reader bias)",
         "the drop-in lwlock::ScalableRwLock (BRAVO reader bias), through its guards";
     Std => "std", family: [StdFamily], project: false, applies: All,
-        torture(v): <StdFamily as LockFamily>::torture(v), torture_all: false,
+        torture(v): <StdFamily as LockFamily>::torture(v), in_torture_all: false,
         torture_desc: "std::sync::RwLock, closure level",
         "std::sync::RwLock (baseline)";
     ParkingLot => "parking-lot", family: [RawFamily<lwlock::ParkingLotLwLock>], project: false,
         applies: All,
         torture(v): <RawFamily<lwlock::ParkingLotLwLock> as LockFamily>::torture(v),
-        torture_all: false, torture_desc: "ParkingLotLwLock, raw trait",
+        in_torture_all: false, torture_desc: "ParkingLotLwLock, raw trait",
         "parking_lot::RwLock (baseline)";
     Broken => "broken", family: [RawFamily<BrokenLock>], project: false, applies: Explicit,
-        torture(v): <RawFamily<BrokenLock> as LockFamily>::torture(v), torture_all: false,
+        torture(v): <RawFamily<BrokenLock> as LockFamily>::torture(v), in_torture_all: false,
         torture_desc: "BrokenLock, raw trait (BROKEN on purpose)",
         "self-test: shared takes nothing, exclusive takes shared; the checks must fail";
 }

@@ -116,7 +116,8 @@ impl TrialResult {
             None => self.counters.ctx_switches().0,
         }
     }
-    /// The cores the workers ran on: the host's, or the simulated machine's.
+    /// The hardware threads the workers ran on (`cores`): the simulated machine's in use, or
+    /// the host's CPUs this process may run on.
     pub fn cores(&self) -> usize {
         match &self.sim {
             Some(s) => s.cores,

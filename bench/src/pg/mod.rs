@@ -518,14 +518,14 @@ pub fn record(a: &RecordArgs) -> Result<(), Failure> {
     prepare_run(&cluster, &background)?;
     let unprobed = pgbench_run(&cluster, a, secs, "pgbench-unprobed", &background)?;
 
-    let group = probes::ProbeGroup::add(&bin.join("postgres"), &markers, &cluster.scratch)?;
+    let probe_set = probes::ProbeSet::add(&bin.join("postgres"), &markers, &cluster.scratch)?;
     eprintln!(
         "lwbench pg record: probed pgbench run ({secs} s, probe group {})",
-        group.name
+        probe_set.name
     );
     // The vacuum and checkpoint before perf attaches: only pgbench's backends are traced.
     prepare_run(&cluster, &background)?;
-    let rec = probes::Recording::start(&group, postmaster, &cluster.scratch)?;
+    let rec = probes::Recording::start(&probe_set, postmaster, &cluster.scratch)?;
     let probed = pgbench_run(&cluster, a, secs, "pgbench-probed", &background);
     let data = rec.stop()?;
     let probed = probed?;
@@ -559,7 +559,7 @@ pub fn record(a: &RecordArgs) -> Result<(), Failure> {
     }
     let mut events = Vec::new();
     for (i, line) in script.stdout.lines().enumerate() {
-        match trace::parse_line(line, &group.tag) {
+        match trace::parse_line(line, &probe_set.tag) {
             Ok(Some(e)) => events.push(e),
             Ok(None) => {}
             Err(e) => {
@@ -651,8 +651,8 @@ pub fn record(a: &RecordArgs) -> Result<(), Failure> {
             (probed.server_cpu_us_per_txn - unprobed.server_cpu_us_per_txn) * 1e3
                 / probe_events_per_txn,
         "events": {"total": total_events, "lost": lost, "per_probed_txn": probe_events_per_txn},
-        "probe_group": group.name,
-        "probes": group.defs,
+        "probe_group": probe_set.name,
+        "probes": probe_set.defs,
         "steady_state": {
             "rule": format!("each client backend's first {} transactions and its last one \
                              dropped; a transaction runs from one xact_start to the next", a.skip),
@@ -701,7 +701,7 @@ pub fn record(a: &RecordArgs) -> Result<(), Failure> {
         probed.tps,
         a.out.display()
     );
-    drop(group);
+    drop(probe_set);
     drop(cluster);
     Ok(())
 }

@@ -1,6 +1,7 @@
-//! The recording's uprobes on the server binary, in a probe group of its own, removed when the
-//! guard is dropped (on error and on Ctrl-C too; another recording's group is never touched),
-//! and `perf record` over the server's processes only.
+//! The recording's uprobes on the server binary, a probe set in a perf event group of its own
+//! (`perf probe`'s `GROUP:EVENT`), removed when the guard is dropped (on error and on Ctrl-C too;
+//! another recording's set is never touched), and `perf record` over the server's processes
+//! only.
 //!
 //! # The probes (PostgreSQL 15 on x86-64)
 //! Arguments come from the x86-64 SysV registers (first argument `%di`, second `%si`, fourth
@@ -8,8 +9,8 @@
 //! tranche and `%di` its address. Return probes record the return value (`$retval`). The
 //! transaction markers are the server's USDT probes `transaction__start`, `transaction__commit`
 //! and `transaction__abort` (Debian builds with `--enable-dtrace`), probed at the addresses their
-//! `.note.stapsdt` entries give, in our group (perf's own `sdt_postgresql` group is shared by
-//! every user of the binary).
+//! `.note.stapsdt` entries give, in our perf group (perf's own `sdt_postgresql` group is
+//! shared by every user of the binary).
 
 use super::process::{self, Failure};
 use super::trace::Probe;
@@ -164,22 +165,22 @@ pub fn check_markers(markers: &Markers, phdrs: &str, bytes: &[u8]) -> Result<(),
     Ok(())
 }
 
-/// A probe group on the server binary, removed on drop.
+/// The recording's probe set on the server binary, removed on drop.
 #[derive(Debug)]
-pub struct ProbeGroup {
-    /// The group's name (`lwrec_TAG`: unique per recording).
+pub struct ProbeSet {
+    /// The name of its perf event group (`lwrec_TAG`: unique per recording).
     pub name: String,
     /// The recording's tag (`PID_SECS`): every event name ends in `_TAG`, because perf refuses
-    /// an event name that exists in any group (two recordings at once would clash).
+    /// an event name that exists in any perf group (two recordings at once would clash).
     pub tag: String,
     /// The definitions added, as `GROUP:EVENT=DEFINITION`.
     pub defs: Vec<String>,
     log: PathBuf,
 }
 
-impl ProbeGroup {
-    /// Adds every probe of [`definitions`] on `binary` in a new group.
-    pub fn add(binary: &Path, markers: &Markers, scratch: &Path) -> Result<ProbeGroup, Failure> {
+impl ProbeSet {
+    /// Adds every probe of [`definitions`] on `binary` in a new perf group.
+    pub fn add(binary: &Path, markers: &Markers, scratch: &Path) -> Result<ProbeSet, Failure> {
         let secs = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
@@ -190,7 +191,7 @@ impl ProbeGroup {
             .map(|(p, d)| format!("{name}:{}_{tag}={d}", p.event()))
             .collect();
         // The guard first: a failure half-way through still removes what was added.
-        let group = ProbeGroup {
+        let set = ProbeSet {
             name,
             tag,
             defs,
@@ -198,16 +199,16 @@ impl ProbeGroup {
         };
         let mut cmd = Command::new("perf");
         cmd.args(["probe", "-q", "-x"]).arg(binary);
-        for d in &group.defs {
+        for d in &set.defs {
             cmd.args(["-a", d]);
         }
-        process::run(&mut cmd, &group.log, "perf probe -a")?;
-        Ok(group)
+        process::run(&mut cmd, &set.log, "perf probe -a")?;
+        Ok(set)
     }
 }
 
-impl ProbeGroup {
-    /// Whether `perf probe -l` still lists the group (true if it cannot tell).
+impl ProbeSet {
+    /// Whether `perf probe -l` still lists the set's group (true if it cannot tell).
     fn listed(&self) -> bool {
         match process::run_cleanup(
             Command::new("perf").args(["probe", "-l"]),
@@ -220,12 +221,12 @@ impl ProbeGroup {
     }
 }
 
-impl Drop for ProbeGroup {
+impl Drop for ProbeSet {
     fn drop(&mut self) {
         // A perf record that was just killed may still hold the events for a moment (the
         // kernel refuses to delete an event in use): retry for up to 10 s. `perf probe -d`
-        // also fails where nothing of the group was added (an add that failed): only a group
-        // still listed is an error.
+        // also fails where nothing of the set was added (an add that failed): only a set still
+        // listed is an error.
         let start = std::time::Instant::now();
         loop {
             let deleted = process::run_cleanup(
@@ -252,12 +253,12 @@ impl Drop for ProbeGroup {
     }
 }
 
-/// A running `perf record` of `group`'s events in process `pid` and the children it forks from
+/// A running `perf record` of `probes`' events in process `pid` and the children it forks from
 /// now on (perf's default inheritance): given the postmaster, every backend that connects later,
 /// and none of the machine's other processes.
 ///
 /// Dropped without [`Recording::stop`] (an error or an interrupt on the way), it ends perf: a
-/// perf that went on running would keep the probe group in use, and the group could not be
+/// perf that went on running would keep the probe set in use, and the set could not be
 /// removed.
 #[derive(Debug)]
 pub struct Recording {
@@ -272,7 +273,7 @@ pub struct Recording {
 
 impl Recording {
     /// Starts recording; returns once perf has written its file header (it is attached).
-    pub fn start(group: &ProbeGroup, pid: u32, scratch: &Path) -> Result<Recording, Failure> {
+    pub fn start(probes: &ProbeSet, pid: u32, scratch: &Path) -> Result<Recording, Failure> {
         let data = scratch.join("perf.data");
         let log = scratch.join("perf-record.log");
         // perf's ring buffer is per CPU: 512 MiB in all, at least 16 MiB per CPU.
@@ -293,7 +294,7 @@ impl Recording {
                     ack_write.as_raw_fd()
                 ))
                 .args(["-m", &format!("{per_cpu_mb}M"), "-e"])
-                .arg(format!("{}:*", group.name))
+                .arg(format!("{}:*", probes.name))
                 .args(["-p", &pid.to_string(), "-o"])
                 .arg(&data),
             &log,

@@ -124,7 +124,7 @@ fn wait_inner(
         }
         let over = limit.is_some_and(|l| start.elapsed() > l);
         if (interruptible && interrupted()) || over {
-            stop_group(&mut child);
+            stop_process_group(&mut child);
             return Err(if over {
                 Failure::Error(format!(
                     "{} still running after {:?}: killed",
@@ -142,14 +142,14 @@ fn wait_inner(
 /// Ends `child` (started by [`spawn`]) and its process group, and reaps it: for a guard that is
 /// dropped with its child still running.
 pub fn end(mut child: Child, log: &Path) {
-    stop_group(&mut child);
+    stop_process_group(&mut child);
     let _ = log;
 }
 
 /// Ends `child`'s process group and reaps `child`: SIGTERM to the group; once the leader has
 /// exited (reaped here: an unreaped zombie would still count as a member) and no member is
 /// left, done; after 10 s, SIGKILL to the group.
-fn stop_group(child: &mut Child) {
+fn stop_process_group(child: &mut Child) {
     let pgid = child.id() as libc::pid_t;
     // SAFETY: kill(2) on a process group we created.
     unsafe { libc::kill(-pgid, libc::SIGTERM) };

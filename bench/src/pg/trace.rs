@@ -74,7 +74,7 @@ impl Probe {
         Probe::SetStatusRet,
     ];
 
-    /// The event's name in the recording's probe group (`perf` appends `__return` to a return
+    /// The event's name in the recording's probe set (`perf` appends `__return` to a return
     /// probe's name; [`Probe::from_event`] accepts both).
     pub fn event(self) -> &'static str {
         match self {
@@ -139,7 +139,7 @@ impl Event {
 }
 
 /// Parses one line of `perf script -F pid,time,event,trace --ns` for the recording tagged `tag`
-/// (probe group `lwrec_TAG`, events `NAME_TAG`): `Ok(None)` for a line of another group or a
+/// (perf group `lwrec_TAG`, events `NAME_TAG`): `Ok(None)` for a line of another set or a
 /// blank line, `Err` for a line that does not parse.
 ///
 /// The line looks like `  1234 970.117272123: lwrec_TAG:acq_TAG: (55d96b80a1c0) tranche=72
@@ -523,7 +523,7 @@ mod tests {
         assert_eq!(e.arg("mode"), Some(1));
         let r = ev("12801 970.117294000: lwrec_1_2:acq_ret_1_2__return: (55d96b80a1c0 <- 55d96b970725) ret=0x1");
         assert_eq!((r.probe, r.arg("ret")), (Probe::AcquireRet, Some(1)));
-        // Another recording's group: not ours.
+        // Another recording's probe set: not ours.
         assert_eq!(
             parse_line("1 1.000000001: lwrec_9_9:acq_9_9: (1) tranche=4", G),
             Ok(None)
