@@ -49,6 +49,19 @@ def point(r):
     return (r["workload"], r["lock"], variant, int(r["threads"]))
 
 
+def arm_label(r, side):
+    """The arm's column: `KEY x0.5` / `KEY x2` for a parameter; for a structural option (its arm
+    at its other choice, not at half its base) `KEY=VALUE`, and None for its unused second side."""
+    half, base = r.get("half_value", ""), r.get("base_value", "")
+    structural = half != "" and base != "" and abs(float(half) - 0.5 * float(base)) > 1e-9
+    if structural:
+        if side == "double":
+            return None
+        v = float(half)
+        return f"{r['key']}={int(v) if v == int(v) else v}"
+    return f"{r['key']} x{'0.5' if side == 'half' else '2'}"
+
+
 def load(path):
     """{(workload, lock, variant, threads): {arm: value}} and the arms in order (the variant is
     the proc-array layout and snapshot strategy, `layout/snapshot`, empty when the sweep has
@@ -62,7 +75,9 @@ def load(path):
         if r["base_bimodal"] == "true":
             bimodal.add(k)
         for side in ("half", "double"):
-            arm = f"{r['key']} x{'0.5' if side == 'half' else '2'}"
+            arm = arm_label(r, side)
+            if arm is None:
+                continue
             if arm not in arms:
                 arms.append(arm)
             if r[side] != "":
@@ -84,7 +99,9 @@ def load_cpu(path):
             cell["base"] = float(r["base_cpu_busy_pct"])
             seen = True
         for side in ("half", "double"):
-            arm = f"{r['key']} x{'0.5' if side == 'half' else '2'}"
+            arm = arm_label(r, side)
+            if arm is None:
+                continue
             if arm not in arms:
                 arms.append(arm)
             v = r[f"{side}_cpu_busy_pct"]
@@ -227,6 +244,17 @@ def self_test():
                                      "instruction_ns x2": 30.0}, ct
     text = render(derive(ct, carms), carms, set(), False, pct=True)
     assert "| w | a | 8 | 25.0 % | 50.5 % | 12.5 % | – | 30.0 % |" in text, text
+    # A structural option: its one arm is its other choice, `KEY=VALUE`, no second column.
+    srows = [
+        "residency_after_store,1.0,0.0,,w,a,,,8,10,TPS,40,39,41,false,30,,0.75,,",
+        "residency_after_store,1.0,0.0,,w,b,,,8,10,TPS,80,70,90,false,90,,1.125,,",
+    ]
+    sdir = tempfile.mkdtemp()
+    with open(os.path.join(sdir, "sensitivity.csv"), "w") as f:
+        f.write(head + "\n".join(srows) + "\n")
+    st, sarms, _ = load(os.path.join(sdir, "sensitivity.csv"))
+    assert sarms == ["base", "residency_after_store=0"], sarms
+    assert st[("w", "a", "", 8)] == {"base": 40.0, "residency_after_store=0": 30.0}, st
     only = derive(table, arms, only={"w:b"})
     assert list(only) == [("w", "b", "", 1), ("w", "b", "", 8)], only
     print("sens-matrix: self-test passed")

@@ -159,7 +159,8 @@ pub struct Args {
     /// Profile keys to test (`--engine sim`): the sweep runs at the profile's value, at half
     /// and at twice it, for each key, and writes `sensitivity.md` and `sensitivity.csv`: per
     /// point and lock, the figure at base, x0.5 and x2 and the ratios to base. A key whose value
-    /// is 0 is reported, not run (halving or doubling zero is no test).
+    /// is 0 is reported, not run (halving or doubling zero is no test). A structural option
+    /// (`residency_after_store`) runs once, at its other choice (`=0` or `=1`).
     #[arg(long, value_delimiter = ',', value_name = "KEY[,KEY]")]
     pub sensitivity: Vec<String>,
     /// Length of the warm-up trial (default: half of --duration).

@@ -171,7 +171,7 @@ impl Plan {
                         crate::sensitivity::Arm::Run { value, .. } => serde_json::json!({ "value": value }),
                         crate::sensitivity::Arm::Skipped(why) => serde_json::json!({ "skipped": why }),
                     };
-                    serde_json::json!({ "key": k.key, "base": k.base, "half": arm(&k.half), "double": arm(&k.double) })
+                    serde_json::json!({ "key": k.key, "base": k.base, "structural": k.structural, "half": arm(&k.half), "double": arm(&k.double) })
                 }).collect::<Vec<_>>(),
                 "note": "every duration, rate and wait is virtual time; the counters cover the window \
                          only; cache_misses stays empty (no PMU in a simulation): see the sim_* columns",

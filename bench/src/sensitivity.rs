@@ -1,5 +1,6 @@
 //! `--set` and `--sensitivity` (`--engine sim`): profile overrides by name, and the same sweep
-//! with a key halved and doubled, tabulated in `sensitivity.md` and `sensitivity.csv`.
+//! with a key halved and doubled (a parameter) or at its other choice (a structural option),
+//! tabulated in `sensitivity.md` and `sensitivity.csv`.
 
 use crate::report::PointRow;
 #[cfg(lwsim)]
@@ -19,7 +20,8 @@ pub struct Override {
     pub profile: f64,
 }
 
-/// One side (x0.5 or x2) of a sensitivity key.
+/// One side of a sensitivity key: x0.5 or x2 for a parameter, the other choice for a structural
+/// option.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Arm {
     /// Runs on the sweep's machine number `arm` (see `SimSweep::arms`), with the key at
@@ -34,26 +36,41 @@ pub enum Arm {
     Skipped(String),
 }
 
-/// A `--sensitivity` key and its two arms.
+/// A `--sensitivity` key and its arms.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SensKey {
     /// The profile key.
     pub key: String,
     /// Its value in the base run.
     pub base: f64,
-    /// The key halved.
+    /// The key halved; for a structural option, its other choice.
     pub half: Arm,
-    /// The key doubled.
+    /// The key doubled; for a structural option, not run (it has one other choice).
     pub double: Arm,
+    /// A structural option (`lwsim::profile::ModelKey::choices`): its one arm is its other
+    /// choice, labelled `=VALUE`, not a factor.
+    pub structural: bool,
 }
 
 /// Why a key at 0 is not run.
 pub const ZERO_BASE: &str = "the base value is 0: halving or doubling zero is no test";
 
+/// Why a structural option's second arm is not run.
+pub const ONE_OTHER_CHOICE: &str = "a structural option: its one other choice is the first arm";
+
 impl SensKey {
-    /// The arms with their factor and label.
-    pub fn arms(&self) -> [(f64, &'static str, &Arm); 2] {
-        [(0.5, "x0.5", &self.half), (2.0, "x2", &self.double)]
+    /// The arms that are tabulated, with their label: `x0.5` and `x2` for a parameter, `=VALUE`
+    /// (the other choice) for a structural option.
+    pub fn arms(&self) -> Vec<(String, &Arm)> {
+        if self.structural {
+            let label = match &self.half {
+                Arm::Run { value, .. } => format!("={}", num(*value)),
+                Arm::Skipped(_) => "other choice".into(),
+            };
+            vec![(label, &self.half)]
+        } else {
+            vec![("x0.5".into(), &self.half), ("x2".into(), &self.double)]
+        }
     }
 
     /// The key's unit (`ns` for a cost key, none for a model parameter).
@@ -68,7 +85,8 @@ impl SensKey {
 
 /// The keys of `--sensitivity` and the machines the sweep runs on (`setup` first, then one per
 /// arm that runs). An unknown key is an error naming it; a key at 0, or whose half or double is
-/// outside its range, keeps the arm as [`Arm::Skipped`] with the reason.
+/// outside its range, keeps the arm as [`Arm::Skipped`] with the reason. A structural option
+/// (two choices) runs once, at the choice the base does not take.
 #[cfg(lwsim)]
 pub fn plan(setup: &SimSetup, keys: &[String]) -> Result<(Vec<SensKey>, Vec<SimSetup>), String> {
     let mut arms = vec![setup.clone()];
@@ -100,12 +118,47 @@ pub fn plan(setup: &SimSetup, keys: &[String]) -> Result<(Vec<SensKey>, Vec<SimS
                 Err(e) => Arm::Skipped(e),
             }
         };
+        if let Some(choices) = lwsim::profile::structural_choices(key) {
+            // The choice the base does not take (a base between choices takes the nearest).
+            let taken = choices
+                .iter()
+                .copied()
+                .min_by(|a, b| (a - base).abs().total_cmp(&(b - base).abs()))
+                .unwrap_or(base);
+            let other: Vec<f64> = choices.iter().copied().filter(|&c| c != taken).collect();
+            assert_eq!(
+                other.len(),
+                1,
+                "{key}: a structural option of {} choices (one other choice is tabulated)",
+                choices.len()
+            );
+            let mut v = setup.clone();
+            let half = match v.profile.set(key, other[0]) {
+                Ok(()) => {
+                    arms.push(v);
+                    Arm::Run {
+                        arm: arms.len() - 1,
+                        value: other[0],
+                    }
+                }
+                Err(e) => Arm::Skipped(e),
+            };
+            out.push(SensKey {
+                key: key.to_string(),
+                base,
+                half,
+                double: Arm::Skipped(ONE_OTHER_CHOICE.into()),
+                structural: true,
+            });
+            continue;
+        }
         let (half, double) = (arm(0.5), arm(2.0));
         out.push(SensKey {
             key: key.to_string(),
             base,
             half,
             double,
+            structural: false,
         });
     }
     Ok((out, arms))
@@ -212,12 +265,13 @@ pub fn write(
     md.push_str(header);
     md.push_str(
         "\n\nEach key's arms rerun the whole sweep with that key at half and at twice its base \
-         value, everything else as in the base run (`--set` overrides included), with the same \
-         seeds. Cells: the workload's figure (TPS; lock operations/s for `null` and `null-x`), \
-         the median over the trials; the base with its slowest–fastest trial. `†`: the arm's \
-         median lies outside the base's slowest–fastest range; a ratio without it is within the \
-         spread of the seeds. `*`: a bimodal point. On the simulated engine a second table gives \
-         each point's CPU busy (the cores' busy time over the window, median over the trials). \
+         value (a structural option: at its other choice, `=VALUE`), everything else as in the \
+         base run (`--set` overrides included), with the same seeds. Cells: the workload's \
+         figure (TPS; lock operations/s for `null` and `null-x`), the median over the trials; \
+         the base with its slowest–fastest trial. `†`: the arm's median lies outside the base's \
+         slowest–fastest range; a ratio without it is within the spread of the seeds. `*`: a \
+         bimodal point. On the simulated engine a second table gives each point's CPU busy \
+         (the cores' busy time over the window, median over the trials). \
          Where the locks publish wait events, the last table gives each point's top wait and its \
          share of the workers' samples over all trials (`of N`: the samples, `(running)` \
          included); every event's samples, per arm, are in `sensitivity-waits.csv`.\n",
@@ -253,7 +307,7 @@ pub fn write(
     };
     wait_rows("base", "", None, base)?;
     for k in keys {
-        for (_, label, arm) in k.arms() {
+        for (label, arm) in k.arms() {
             if let Arm::Run { arm: i, value } = arm {
                 let pts = runs.get(*i).map(Vec::as_slice).unwrap_or(&[]);
                 wait_rows(&format!("{} {label}", k.key), &k.key, Some(*value), pts)?;
@@ -266,14 +320,18 @@ pub fn write(
         .any(|p| p.waits.keys().any(|k| k != lwharness::runner::RUNNING));
     for k in keys {
         let _ = write!(md, "\n## `{}` (base {}{}", k.key, num(k.base), k.unit());
-        for (_, label, arm) in k.arms() {
+        for (label, arm) in k.arms() {
             if let Arm::Run { value, .. } = arm {
-                let _ = write!(md, "; {label} = {}{}", num(*value), k.unit());
+                if k.structural {
+                    let _ = write!(md, "; a structural option, other choice {label}");
+                } else {
+                    let _ = write!(md, "; {label} = {}{}", num(*value), k.unit());
+                }
             }
         }
         md.push_str(")\n\n");
         let mut skipped = String::new();
-        for (_, label, arm) in k.arms() {
+        for (label, arm) in k.arms() {
             if let Arm::Skipped(why) = arm {
                 let _ = writeln!(skipped, "{label} not run: {why}.  ");
             }
@@ -299,9 +357,19 @@ pub fn write(
             }
             continue;
         }
-        md.push_str(
-            "| workload | lock | threads | base (slowest–fastest) | x0.5 | x2 | x0.5 / base | x2 / base |\n\
-             |---|---|--:|--:|--:|--:|--:|--:|\n",
+        // The tabulated arms (two for a parameter, one for a structural option).
+        let shown = k.arms();
+        let labels: Vec<&str> = shown.iter().map(|(l, _)| l.as_str()).collect();
+        let _ = write!(
+            md,
+            "| workload | lock | threads | base (slowest–fastest) | {} | {} |\n|---|---|--:|--:|{}\n",
+            labels.join(" | "),
+            labels
+                .iter()
+                .map(|l| format!("{l} / base"))
+                .collect::<Vec<_>>()
+                .join(" | "),
+            "--:|".repeat(2 * labels.len()),
         );
         for (i, p) in base.iter().enumerate() {
             let (h, d) = (fig(&k.half, i), fig(&k.double, i));
@@ -323,9 +391,10 @@ pub fn write(
                 }
                 None => "-".into(),
             };
+            let figs: Vec<Option<&PointRow>> = shown.iter().map(|(_, a)| fig(a, i)).collect();
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {}{} ({}–{}) | {} | {} | {} | {} |",
+                "| {} | {} | {} | {}{} ({}–{}) | {} | {} |",
                 p.workload,
                 lock_label(p),
                 p.threads,
@@ -333,10 +402,14 @@ pub fn write(
                 if p.bimodal { "*" } else { "" },
                 crate::figures::thousands(p.min_txn_per_sec),
                 crate::figures::thousands(p.max_txn_per_sec),
-                cell(h),
-                cell(d),
-                rcell(h),
-                rcell(d),
+                figs.iter()
+                    .map(|q| cell(*q))
+                    .collect::<Vec<_>>()
+                    .join(" | "),
+                figs.iter()
+                    .map(|q| rcell(*q))
+                    .collect::<Vec<_>>()
+                    .join(" | "),
             );
             let mut r = row(k, p, h, d, skipped.trim());
             r.half_value = value(&k.half);
@@ -347,18 +420,23 @@ pub fn write(
         let mut per_arm = |title: &str, align: &str, cell: &dyn Fn(Option<&PointRow>) -> String| {
             let _ = write!(
                 md,
-                "\n| workload | lock | threads | {title}: base | x0.5 | x2 |\n|---|---|--:|{align}|{align}|{align}|\n"
+                "\n| workload | lock | threads | {title}: base | {} |\n|---|---|--:|{align}|{}\n",
+                labels.join(" | "),
+                format!("{align}|").repeat(labels.len()),
             );
             for (i, p) in base.iter().enumerate() {
                 let _ = writeln!(
                     md,
-                    "| {} | {} | {} | {} | {} | {} |",
+                    "| {} | {} | {} | {} | {} |",
                     p.workload,
                     lock_label(p),
                     p.threads,
                     cell(Some(p)),
-                    cell(fig(&k.half, i)),
-                    cell(fig(&k.double, i)),
+                    shown
+                        .iter()
+                        .map(|(_, a)| cell(fig(a, i)))
+                        .collect::<Vec<_>>()
+                        .join(" | "),
                 );
             }
         };

@@ -1,26 +1,37 @@
-//! The PostgreSQL 9.4 → 9.5 direction, kept (`--cfg lwsim`; `ci/sim.sh` runs it): when 9.5 replaced
-//! the spinlock-protected LWLock with the atomic one (commit ab5194e6), `pgbench -S` got faster and
-//! its peak moved to more clients. On a seed-era profile (`xeon-4s-westmere-ex`, 4 × 10 cores ×
-//! 2 threads), `pgbench-select` with seed 000's work per transaction (128 µs, its single-client
-//! time), the atomic LWLock must peak at least as high as the classic one (within 1 %: two peaks
-//! at the machine's compute limit are a tie), at as many clients or more.
+//! The PostgreSQL 9.4 → 9.5 direction, decided where the lock limits (`--cfg lwsim`; `ci/sim.sh`
+//! runs it). When 9.5 replaced the spinlock-protected LWLock with the atomic one (commit
+//! ab5194e6), `pgbench -S` got faster where the lock limited (the POWER8 benchmarks of 2015).
 //!
-//! On the coherence model with residency, grant-time atomics and a store buffer both locks reach
-//! that limit (80 hardware threads × 1 / 128 µs ≈ 625k TPS) at 80 clients and hold it at 160:
-//! the direction is kept, but the lead the POWER8 benchmarks of 2015 measured is not reproduced
-//! by this workload on this profile (on the earlier, request-time model the classic lock peaked
-//! at 250k TPS at 32 clients). See docs/results.md.
+//! A check at the machine's compute limit cannot fail usefully: with seed 000's 128 µs of work per
+//! transaction both locks reach the profile's limit (395,038 against 395,045 TPS at 80 clients), a
+//! tie a lock-blind model also passes. So the direction is decided below it: the same profile
+//! (`xeon-4s-westmere-ex`, the seed era's 4 × 10 cores × 2 threads) and workload
+//! (`pgbench-select`) with 1 µs of work per transaction, where the lock limits, at two client
+//! counts (16: inside the sockets' cores; 80: every hardware thread), ten seeds each. A point is
+//! *decided* when one lock's slowest trial is above the other's fastest (no overlap of the ten).
+//!
+//! The test asserts (1) that every point is decided: a model blind to the lock's protocol would tie
+//! and fail here; (2) that the decided direction is the one `docs/results.md` reports for this
+//! model. That direction is **the reverse of the published one** (the classic LWLock ahead): a
+//! model's miss, reported with its condition in results.md ("Below the compute limit the model
+//! reverses the direction"). The assertion pins it so that a model change that flips it (for
+//! example a structural option) is seen, and results.md and this test are then updated together;
+//! it does not claim the reversal is right.
 #![cfg(lwsim)]
 
 mod common;
 use common::{bench, csv_rows};
 use std::collections::BTreeMap;
 
-/// The clients swept: past the core count (40) and the hardware threads (80).
-const CLIENTS: &[u32] = &[1, 8, 16, 32, 40, 64, 80, 160];
+/// The clients decided: inside the 40 cores, and every one of the 80 hardware threads.
+const CLIENTS: &[u32] = &[16, 80];
+
+/// The lock ahead at every point on this model, as docs/results.md reports it (the published
+/// direction would be "atomic").
+const REPORTED_AHEAD: &str = "classic";
 
 #[test]
-fn the_atomic_lwlock_peaks_at_least_as_high_and_as_late_as_the_classic_one() {
+fn below_the_compute_limit_the_direction_is_decided_over_ten_seeds_as_reported() {
     let out = std::env::temp_dir().join(format!("lwbench-sim-direction-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     let clients = CLIENTS
@@ -36,15 +47,17 @@ fn the_atomic_lwlock_peaks_at_least_as_high_and_as_late_as_the_classic_one() {
         "--workload",
         "pgbench-select",
         "--work",
-        "128000",
+        "1000",
         "--locks",
         "classic,atomic",
         "--threads",
         &clients,
         "--trials",
-        "1",
+        "10",
         "--duration",
-        "4ms",
+        "200us",
+        "--jobs",
+        "2",
         "--out",
         out.to_str().unwrap(),
     ]);
@@ -54,42 +67,49 @@ fn the_atomic_lwlock_peaks_at_least_as_high_and_as_late_as_the_classic_one() {
         o.status,
         String::from_utf8_lossy(&o.stderr)
     );
-    // lock → clients → TPS.
-    let mut tps: BTreeMap<String, BTreeMap<u32, f64>> = BTreeMap::new();
-    for row in csv_rows(&out.join("points.csv")) {
-        tps.entry(row["lock"].clone()).or_default().insert(
-            row["threads"].parse().unwrap(),
-            row["median_txn_per_sec"].parse().unwrap(),
-        );
+    // lock → clients → every trial's TPS.
+    let mut tps: BTreeMap<String, BTreeMap<u32, Vec<f64>>> = BTreeMap::new();
+    for row in csv_rows(&out.join("results.csv")) {
+        tps.entry(row["lock"].clone())
+            .or_default()
+            .entry(row["threads"].parse().unwrap())
+            .or_default()
+            .push(row["txn_per_sec"].parse().unwrap());
     }
-    println!("clients  classic TPS  atomic TPS");
-    for c in CLIENTS {
-        println!(
-            "{c:>7}  {:>11.0}  {:>10.0}",
-            tps["classic"][c], tps["atomic"][c]
-        );
-    }
-    // The peak: the highest TPS, and the fewest clients that reach it.
-    let peak = |lock: &str| {
-        tps[lock].iter().fold(
-            (0u32, 0.0f64),
-            |best, (&c, &t)| if t > best.1 { (c, t) } else { best },
+    let range = |v: &[f64]| {
+        (
+            v.iter().cloned().fold(f64::INFINITY, f64::min),
+            v.iter().cloned().fold(0.0, f64::max),
         )
     };
-    let (classic_at, classic_tps) = peak("classic");
-    let (atomic_at, atomic_tps) = peak("atomic");
-    println!(
-        "peak: classic {classic_tps:.0} at {classic_at}, atomic {atomic_tps:.0} at {atomic_at}"
-    );
-    assert!(
-        atomic_tps >= 0.99 * classic_tps,
-        "the atomic LWLock's peak ({atomic_tps:.0} TPS at {atomic_at}) is below the classic \
-         one's ({classic_tps:.0} at {classic_at})"
-    );
-    assert!(
-        atomic_at >= classic_at,
-        "the atomic LWLock peaks at fewer clients ({atomic_at}) than the classic one \
-         ({classic_at})"
-    );
+    println!("clients  classic TPS (min-max)     atomic TPS (min-max)      ahead");
+    for c in CLIENTS {
+        let (classic, atomic) = (&tps["classic"][c], &tps["atomic"][c]);
+        assert_eq!(
+            (classic.len(), atomic.len()),
+            (10, 10),
+            "ten trials per point"
+        );
+        let ((c_lo, c_hi), (a_lo, a_hi)) = (range(classic), range(atomic));
+        let ahead = if c_lo > a_hi {
+            "classic"
+        } else if a_lo > c_hi {
+            "atomic"
+        } else {
+            "undecided"
+        };
+        println!("{c:>7}  {c_lo:>10.0}-{c_hi:<10.0}  {a_lo:>10.0}-{a_hi:<10.0}  {ahead}");
+        assert_ne!(
+            ahead, "undecided",
+            "{c} clients: the ten trials of the two locks overlap (classic {c_lo:.0}-{c_hi:.0}, \
+             atomic {a_lo:.0}-{a_hi:.0}): the model does not separate the two protocols here"
+        );
+        assert_eq!(
+            ahead, REPORTED_AHEAD,
+            "{c} clients: the {ahead} LWLock is ahead, docs/results.md reports the \
+             {REPORTED_AHEAD} one (\"Below the compute limit the model reverses the direction\"): \
+             the model's answer moved; rerun that table and update it with this test"
+        );
+    }
     let _ = std::fs::remove_dir_all(&out);
 }

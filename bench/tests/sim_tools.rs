@@ -322,6 +322,51 @@ fn sensitivity_writes_base_half_and_double_per_point() {
     assert_eq!(m["sim"]["sensitivity"][0]["double"]["value"], 87.0);
 }
 
+/// A structural option is not halved and doubled (its values select mechanisms): its one arm
+/// runs at its other choice, tabulated as `=VALUE`, and that arm's figures are the sweep's own at
+/// that choice (`--set`, the same seeds).
+#[test]
+fn sensitivity_runs_a_structural_option_at_its_other_choice() {
+    let d = out_dir("simtools", "sensitivity-structural");
+    sweep(&d, &["--sensitivity", "residency_after_store"]);
+    let md = std::fs::read_to_string(d.join("sensitivity.md")).unwrap();
+    assert!(
+        md.contains("## `residency_after_store` (base 1; a structural option, other choice =0)"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| workload | lock | threads | base (slowest–fastest) | =0 | =0 / base |"),
+        "{md}"
+    );
+    assert!(!md.contains("| x0.5 |"), "{md}");
+    let rows = csv_rows(&d.join("sensitivity.csv"));
+    // 1 key x 2 locks x 2 thread counts.
+    assert_eq!(rows.len(), 4);
+    let alone = out_dir("simtools", "sensitivity-structural-alone");
+    sweep(&alone, &["--set", "residency_after_store=0"]);
+    let alone = csv_rows(&alone.join("points.csv"));
+    for r in &rows {
+        assert_eq!(r["half_value"].parse::<f64>().unwrap(), 0.0, "{r:?}");
+        assert_eq!(
+            (r["double"].as_str(), r["double_value"].as_str()),
+            ("", ""),
+            "{r:?}"
+        );
+        let own = alone
+            .iter()
+            .find(|p| p["lock"] == r["lock"] && p["threads"] == r["threads"])
+            .unwrap();
+        assert_eq!(
+            r["half"].parse::<f64>().unwrap(),
+            own["median_txn_per_sec"].parse::<f64>().unwrap(),
+            "{r:?} against {own:?}"
+        );
+    }
+    let m = meta(&d);
+    assert_eq!(m["sim"]["sensitivity"][0]["structural"], true);
+    assert_eq!(m["sim"]["sensitivity"][0]["half"]["value"], 0.0);
+}
+
 #[test]
 fn bad_values_exit_2_naming_the_argument() {
     for (args, names) in [

@@ -13,7 +13,7 @@
 //!   (ties broken by a seeded per-task priority): a conservative discrete-event order. A task runs
 //!   ahead without a switch while its clock stays below every other eligible task's
 //!   ([`machine`]'s *horizon*), so a switch happens only where another thread's event comes first.
-//! * **Coherence model** (`machine/coherence.rs`, behind a trait): a directory entry per 64-byte line (owner in Modified, or a
+//! * **Coherence model** (`machine/directory.rs`, behind the trait of `machine/coherence.rs`): a directory entry per 64-byte line (owner in Modified, or a
 //!   sharer set), each access charged by case (hit; load of a line Modified elsewhere; load of a
 //!   Shared line; store/RMW that needs ownership, from a Modified owner or invalidating sharers;
 //!   first touch from memory) and by distance (SMT sibling, same L3, same socket, other socket),
@@ -21,7 +21,7 @@
 //!   arrives (the grant), not when it was requested; a new owner keeps the line for a residency
 //!   window; requests waiting for a busy line are arbitrated in a seeded, not first-come, order;
 //!   plain stores go through a store buffer (x86-TSO). Plain data is charged with [`touch`].
-//! * **OS model** (`machine/cfs.rs`, behind a scheduler trait): CFS as before Linux 6.6 (per-core run queues ordered by
+//! * **OS model** (`machine/cfs.rs`, behind the trait of `machine/scheduler.rs`): CFS as before Linux 6.6 (per-core run queues ordered by
 //!   vruntime; the slice max(sched_latency / nr_running, min_granularity) and the wakeup
 //!   granularity, scaled as the kernel scales them; a woken thread's sleeper credit and wakeup
 //!   preemption; `sched_yield`'s skip; periodic load balancing by scheduling domain from a busy

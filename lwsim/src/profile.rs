@@ -125,6 +125,10 @@ pub struct ModelKey {
     pub range: (f64, f64),
     /// One line for `describe` and the docs.
     pub doc: &'static str,
+    /// A structural option's choices (the model's structure, not a quantity: each value selects
+    /// another mechanism, and a sensitivity run compares the choices instead of halving and
+    /// doubling); empty for a parameter.
+    pub choices: &'static [f64],
 }
 
 /// The model parameters (the `"model"` section; every one optional, each with its source).
@@ -137,6 +141,7 @@ pub const MODEL_KEYS: &[ModelKey] = &[
           the next request (1: every miss is one serialized transfer, the Boyd-Wickizer et al. \
           assumption that a hand-off waits behind the spinners' re-fetches; 0: shared reads overlap \
           and only ownership changes serialize)",
+        choices: &[],
     },
     ModelKey {
         key: "residency_ns",
@@ -144,6 +149,7 @@ pub const MODEL_KEYS: &[ModelKey] = &[
         range: (0.0, 1e6),
         doc: "how long a new owner keeps a line before it answers the next request for it (its \
               accesses in that window hit); 0: the line is handed on as soon as it arrived",
+        choices: &[],
     },
     ModelKey {
         key: "jitter",
@@ -151,6 +157,7 @@ pub const MODEL_KEYS: &[ModelKey] = &[
         range: (0.0, 0.9),
         doc: "latency spread of a line transfer: each transfer costs its nominal value times a \
               seeded draw uniform in [1 - jitter, 1 + jitter]; 0: fixed latencies",
+        choices: &[],
     },
     ModelKey {
         key: "arbitration",
@@ -159,6 +166,7 @@ pub const MODEL_KEYS: &[ModelKey] = &[
         doc: "non-FIFO arbitration among requests for a busy line: each waiting request draws a \
               seeded delay uniform in [0, arbitration x the time until the line is free] and the \
               earliest after its delay is booked first; 0: first come, first served",
+        choices: &[],
     },
     ModelKey {
         key: "arbitration_local",
@@ -166,6 +174,7 @@ pub const MODEL_KEYS: &[ModelKey] = &[
         range: (0.0, 1.0),
         doc: "the locality bias of arbitration: a requester on the socket of the line's owner \
               draws its delay times this factor (1: no bias)",
+        choices: &[],
     },
     ModelKey {
         key: "invalidate_per_sharer_ns",
@@ -174,6 +183,7 @@ pub const MODEL_KEYS: &[ModelKey] = &[
         doc: "the extra cost of an invalidation per sharer beyond the farthest one (the \
               requester collects one acknowledgement per sharer); 0: the farthest sharer's \
               transfer alone",
+        choices: &[],
     },
     ModelKey {
         key: "store_buffer_entries",
@@ -182,6 +192,7 @@ pub const MODEL_KEYS: &[ModelKey] = &[
         doc: "store-buffer entries per hardware thread: a plain store retires at once and \
               becomes visible when its line arrives, in program order; an RMW, an mfence, a system \
               call or a full buffer waits for it to drain; 0: every store stalls for its line",
+        choices: &[],
     },
     ModelKey {
         key: "instruction_ns",
@@ -191,6 +202,7 @@ pub const MODEL_KEYS: &[ModelKey] = &[
               their instruction counts with `lwsim::instructions(n)`, counted from their \
               release-build disassembly; 0: instructions cost nothing, only memory operations \
               take time)",
+        choices: &[],
     },
     ModelKey {
         key: "sched_latency_ns",
@@ -201,6 +213,7 @@ pub const MODEL_KEYS: &[ModelKey] = &[
               slice is max(sched_latency / nr_running, min_granularity), both scaled by \
               1 + ilog2(min(cpus, 8)); a woken thread is placed sched_latency / 2 behind the \
               queue's min_vruntime at most (place_entity, GENTLE_FAIR_SLEEPERS)",
+        choices: &[],
     },
     ModelKey {
         key: "min_granularity_ns",
@@ -209,6 +222,7 @@ pub const MODEL_KEYS: &[ModelKey] = &[
         doc: "CFS sysctl_sched_min_granularity before scaling (kernel/sched/fair.c before 6.6: \
               0.75 ms): the shortest slice when many threads share a core (sched_slice's \
               BASE_SLICE floor) and the run time before check_preempt_tick compares vruntimes",
+        choices: &[],
     },
     ModelKey {
         key: "wakeup_granularity_ns",
@@ -217,6 +231,7 @@ pub const MODEL_KEYS: &[ModelKey] = &[
         doc: "CFS sysctl_sched_wakeup_granularity before scaling (kernel/sched/fair.c before \
               6.6: 1 ms): a woken thread preempts the running one when the running one's \
               vruntime exceeds the wakee's by more than this (check_preempt_wakeup)",
+        choices: &[],
     },
     ModelKey {
         key: "idle_exit_ns",
@@ -225,6 +240,7 @@ pub const MODEL_KEYS: &[ModelKey] = &[
         doc: "exit latency of the deepest idle state a core reaches (intel_idle's per-model \
               exit_latency of C6; 0: no idle states, as in a VM or with idle=poll), paid by the \
               next thread placed on a core idle longer than idle_exit_after_ns",
+        choices: &[],
     },
     ModelKey {
         key: "idle_exit_after_ns",
@@ -232,6 +248,7 @@ pub const MODEL_KEYS: &[ModelKey] = &[
         range: (0.0, 1e9),
         doc: "idle time after which a core is in its deepest idle state (the state's \
               target_residency, which the cpuidle governor requires before it picks the state)",
+        choices: &[],
     },
     ModelKey {
         key: "smt_share",
@@ -242,6 +259,7 @@ pub const MODEL_KEYS: &[ModelKey] = &[
               two siblings together are one core; 0.65: together 1.3 cores, the 'up to 30 %' \
               that Intel reports for Hyper-Threading on server workloads). Sampled when the \
               computation starts",
+        choices: &[],
     },
     ModelKey {
         key: "residency_spread",
@@ -253,6 +271,7 @@ pub const MODEL_KEYS: &[ModelKey] = &[
               jittered as a transfer, a narrow window; above 0 not jittered; 1: exponential, a \
               snoop answered after a memoryless number of local operations). \
               Calibrated on a machine's own fetch_add run lengths (lwsim's cas_runs example)",
+        choices: &[],
     },
     ModelKey {
         key: "balance_busy_factor",
@@ -265,6 +284,7 @@ pub const MODEL_KEYS: &[ModelKey] = &[
               thread that has not run for 0.5 ms (sysctl_sched_migration_cost) from the \
               domain's busiest run queue when that queue holds at least two threads more than \
               its own; 0: no periodic balancing (an idle core still steals)",
+        choices: &[],
     },
     ModelKey {
         key: "residency_after_store",
@@ -276,6 +296,7 @@ pub const MODEL_KEYS: &[ModelKey] = &[
               after every exclusive grant; 0 holds it only after an RMW, a plain store's line \
               answering the next request as soon as it arrived (no source says a store keeps \
               its line; the residency is calibrated on RMW run lengths)",
+        choices: &[0.0, 1.0],
     },
     ModelKey {
         key: "shared_load_llc",
@@ -291,6 +312,16 @@ pub const MODEL_KEYS: &[ModelKey] = &[
               sharer set kept as under 0",
     },
 ];
+
+/// The choices of structural option `key` (see [`ModelKey::choices`]); `None` for a parameter or
+/// an unknown key.
+pub fn structural_choices(key: &str) -> Option<&'static [f64]> {
+    MODEL_KEYS
+        .iter()
+        .find(|m| m.key == key)
+        .map(|m| m.choices)
+        .filter(|c| !c.is_empty())
+}
 
 /// Indices into [`Profile::model`].
 #[allow(missing_docs)]

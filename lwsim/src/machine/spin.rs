@@ -13,7 +13,7 @@
 //!
 //! * another core's exclusive booking of the line (a store or RMW: the only way its value or the
 //!   thread's copy can change): the first load at or after the transfer's start that runs after
-//!   the booking (loads before the start still hit, as [`super::coherence`]'s `hits` says);
+//!   the booking (loads before the start still hit, as [`super::directory`]'s `hits` says);
 //! * another thread's arrival in its core's run queue (the slice check at that load may then
 //!   preempt it): the first load that runs after the arrival;
 //! * the deadline: the jump's last load, at the latest the first load at or after the start of
