@@ -310,6 +310,7 @@ pub const MODEL_KEYS: &[ModelKey] = &[
               the nearest sharer (the remote L3), pipelined (the line is held for no time, so \
               concurrent Shared loads overlap and shared_load_occupancy does not apply), the \
               sharer set kept as under 0",
+        choices: &[0.0, 1.0],
     },
 ];
 
