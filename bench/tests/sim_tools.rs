@@ -384,6 +384,10 @@ fn bad_values_exit_2_naming_the_argument() {
             vec!["--set", "shared_load_occupancy=2"],
             vec!["--set", "outside"],
         ),
+        (
+            vec!["--set", "shared_load_llc=2"],
+            vec!["--set", "shared_load_llc", "outside"],
+        ),
         (vec!["--jobs", "0"], vec!["--jobs"]),
         (vec!["--jobs=-3"], vec!["--jobs"]),
         (vec!["--jobs", "two"], vec!["--jobs"]),

@@ -540,6 +540,7 @@ fn main() {
         ("context_switch_ns", e(ctx, "futex token passed between two threads pinned to one CPU, per switch (includes the wait/wake system calls)")),
         ("time_slice_ns", format!("{{ \"value\": {slice_ns:.0}, \"source\": \"computed for {ncpu} CPUs: base slice {base_ms} ms x (1 + ilog2(min(ncpus, 8))) (kernel/sched/fair.c; 0.70 ms base from 6.15, commit 2ae891b826958b)\" }}")),
         ("timer_slack_ns", e(slack, "overshoot of std::thread::sleep(1 ms)")),
+        ("llc_shared_load_ns", e(transfer, "the CAS ping-pong core-to-core value (transfer_l3_ns); a load of a Shared line from the L3 is not measured (used only under model.shared_load_llc 1)")),
     ];
     let mut json = String::from("{\n  \"name\": \"this-machine\",\n");
     json += &format!("  \"description\": \"calibrated: {model}, {ncpu} CPUs, on {when}; valid only for comparisons run in the same session as this calibration\",\n");

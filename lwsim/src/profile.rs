@@ -21,7 +21,9 @@
 //! (waker's cost of a FUTEX_WAKE that wakes someone), `wake_to_run_ns`, `context_switch_ns`,
 //! `time_slice_ns` (an upper bound on the CFS slice that [`MODEL_KEYS`]' scheduler keys give:
 //! a profile that sets it to the scaled `sched_latency` leaves the CFS slice alone, one that sets
-//! it lower gets a fixed slice, as EEVDF's base slice), `timer_slack_ns`.
+//! it lower gets a fixed slice, as EEVDF's base slice), `timer_slack_ns`, `llc_shared_load_ns` (a
+//! load of a line Shared by other cores of the requester's L3, served by that L3: charged only
+//! under the structural option `model.shared_load_llc` 1).
 
 use crate::access::MAX_AGENTS;
 use serde_json::Value;
@@ -84,6 +86,7 @@ pub const COST_KEYS: &[&str] = &[
     "context_switch_ns",
     "time_slice_ns",
     "timer_slack_ns",
+    "llc_shared_load_ns",
 ];
 
 /// A machine: topology and costs (in picoseconds, the simulator's unit).
@@ -295,6 +298,20 @@ pub const MODEL_KEYS: &[ModelKey] = &[
               its line; the residency is calibrated on RMW run lengths)",
         choices: &[0.0, 1.0],
     },
+    ModelKey {
+        key: "shared_load_llc",
+        default: 0.0,
+        range: (0.0, 1.0),
+        doc: "structural option, who serves a load of a line Shared by other cores (Modified \
+              nowhere): 0 (the model's choice until now, kept as the default) a transfer from \
+              the nearest sharer at transfer_*_ns, holding the line shared_load_occupancy of its \
+              cost; 1 the last-level cache, as on Intel parts with an inclusive L3: \
+              llc_shared_load_ns when a sharer is in the requester's L3, else the transfer from \
+              the nearest sharer (the remote L3), pipelined (the line is held for no time, so \
+              concurrent Shared loads overlap and shared_load_occupancy does not apply), the \
+              sharer set kept as under 0",
+        choices: &[0.0, 1.0],
+    },
 ];
 
 /// The choices of structural option `key` (see [`ModelKey::choices`]); `None` for a parameter or
@@ -327,6 +344,7 @@ pub mod model {
     pub const RESIDENCY_SPREAD: usize = 14;
     pub const BALANCE_BUSY_FACTOR: usize = 15;
     pub const RESIDENCY_AFTER_STORE: usize = 16;
+    pub const SHARED_LOAD_LLC: usize = 17;
 }
 
 /// Indices into [`Profile::costs_ps`].
@@ -348,6 +366,7 @@ pub mod cost {
     pub const CONTEXT_SWITCH: usize = 13;
     pub const TIME_SLICE: usize = 14;
     pub const TIMER_SLACK: usize = 15;
+    pub const LLC_SHARED_LOAD: usize = 16;
 }
 
 impl Profile {

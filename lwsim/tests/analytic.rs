@@ -346,3 +346,89 @@ fn residency_after_store_is_a_structural_option() {
     assert_eq!(store_on - store_off, residency);
     assert_eq!(rmw_on, rmw_off);
 }
+
+/// Four readers re-fetch a line Shared by two cores (a writer and a first reader), all at the same
+/// instant T1, on `xeon-2s-broadwell` (one socket, one L3; jitter and arbitration off). The
+/// writer's store made the line Modified; the first reader's load at 1 µs fetched it from the
+/// writer (a Modified load, a transfer under both values) and left it Shared by the two.
+///
+/// `shared_load_llc` 0 (the default, the choice so far): each re-fetch is a transfer from the
+/// nearest sharer, c = `transfer_l3_ns` = 43.5 ns, and with `shared_load_occupancy` 1 it holds
+/// the line for its whole cost, so the k-th reader in booking order starts (k − 1)·c after T1
+/// and waits k·c: 43 500, 87 000, 130 500 and 174 000 ps.
+///
+/// `shared_load_llc` 1: the L3 serves each at `llc_shared_load_ns` = 31.0 ns and holds the line
+/// for no time, so all four start at T1 and each waits exactly 31 000 ps.
+///
+/// The same with one L3 per core (`cores_per_l3` 1, `transfer_socket_ns` set to 100): no sharer is
+/// in the reader's L3, so the remote L3 serves it at the transfer to the nearest sharer
+/// (`transfer_socket_ns`, 100 000 ps), still pipelined: every reader waits 100 000 ps.
+///
+/// Under both values every reader joins the sharer set: a second load right after the first
+/// hits (`load_hit_ns`, 1.9 ns).
+#[test]
+fn shared_load_llc_is_a_structural_option() {
+    const READERS: usize = 4;
+    const T1_NS: u64 = 2_000;
+    /// Each reader's (wait of its re-fetch, cost of the load right after it), ps, in reader order.
+    fn waits_ps(p: &Profile) -> Vec<(u64, u64)> {
+        let out = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let o = out.clone();
+        let clock = || lwsim::machine::with_machine(|m| m.map_or(0, |m| m.clock_of_current()));
+        lwsim::run(SimConfig::new(p.clone(), READERS + 3), move || {
+            let x = Arc::new(Padded(AtomicU64::new(0)));
+            let x2 = x.clone();
+            let w = lwsim::thread::spawn(move || x2.0.store(1, Ordering::Relaxed));
+            let x3 = x.clone();
+            let first = lwsim::thread::spawn(move || {
+                lwsim::compute(1_000);
+                x3.0.load(Ordering::Relaxed)
+            });
+            let rs: Vec<_> = (0..READERS)
+                .map(|_| {
+                    let x = x.clone();
+                    lwsim::thread::spawn(move || {
+                        lwsim::compute(T1_NS - lwsim::now_nanos());
+                        let t1 = clock();
+                        assert_eq!(t1, T1_NS * 1000, "every reader requests at T1");
+                        x.0.load(Ordering::Relaxed);
+                        let t2 = clock();
+                        x.0.load(Ordering::Relaxed);
+                        (t2 - t1, clock() - t2)
+                    })
+                })
+                .collect();
+            w.join().unwrap();
+            assert_eq!(first.join().unwrap(), 1);
+            let mut got: Vec<_> = rs.into_iter().map(|h| h.join().unwrap()).collect();
+            got.sort();
+            *o.lock().unwrap() = got;
+        });
+        let v = out.lock().unwrap().clone();
+        v
+    }
+    let base = profile("xeon-2s-broadwell");
+    assert_eq!(base.get("shared_load_llc"), Some(0.0), "the default");
+    assert_eq!(base.get("shared_load_occupancy"), Some(1.0));
+    let (c, llc, hit) = (43_500, 31_000, 1_900);
+    assert_eq!(base.ps(cost::TRANSFER_L3), c);
+    assert_eq!(base.ps(cost::LLC_SHARED_LOAD), llc);
+    assert_eq!(base.ps(cost::LOAD_HIT), hit);
+    let mut on = base.clone();
+    on.set("shared_load_llc", 1.0).unwrap();
+    let mut remote = on.clone();
+    remote.cores_per_l3 = 1;
+    remote.set("transfer_socket_ns", 100.0).unwrap();
+    let (w_off, w_on, w_remote) = (waits_ps(&base), waits_ps(&on), waits_ps(&remote));
+    println!("shared_load_llc 0: {w_off:?}\n1: {w_on:?}\n1, one L3 per core: {w_remote:?}");
+    assert_eq!(
+        w_off,
+        vec![(c, hit), (2 * c, hit), (3 * c, hit), (4 * c, hit)]
+    );
+    assert_eq!(w_on, vec![(llc, hit); READERS]);
+    assert_eq!(w_remote, vec![(100_000, hit); READERS]);
+    // The option's other value leaves the shipped model as it was: 0 set explicitly is the default.
+    let mut off = base.clone();
+    off.set("shared_load_llc", 0.0).unwrap();
+    assert_eq!(waits_ps(&off), w_off);
+}

@@ -42,3 +42,45 @@ fn set_all_returns_each_override_with_the_value_before() {
     assert!(p.set_all("futex_wake_ns").is_err());
     assert!(p.set_all("futex_wake_ns=x").is_err());
 }
+
+/// The structural option `shared_load_llc`: off (0) unless set, switchable by `--set`'s parser
+/// and by a profile's `model` section (with its source), and nothing outside [0, 1]; every
+/// built-in profile gives the L3's latency for it with a source.
+#[test]
+fn shared_load_llc_is_set_by_name_or_by_a_profile() {
+    let mut p = Profile::builtin("xeon-4s-westmere-ex").unwrap();
+    assert_eq!(p.get("shared_load_llc"), Some(0.0));
+    assert_eq!(p.get("llc_shared_load_ns"), Some(30.5));
+    let applied = p.set_all("shared_load_llc=1").unwrap();
+    assert_eq!(applied, vec![("shared_load_llc".to_string(), 1.0, 0.0)]);
+    assert_eq!(p.param(lwsim::profile::model::SHARED_LOAD_LLC), 1.0);
+    assert!(p
+        .describe()
+        .lines()
+        .any(|l| l.contains("shared_load_llc") && l.contains("1.000") && l.contains("override")));
+    let err = p.set_all("shared_load_llc=2").unwrap_err();
+    assert!(
+        err.contains("shared_load_llc") && err.contains("outside"),
+        "{err}"
+    );
+    let text = BUILTIN
+        .iter()
+        .find(|(n, _)| *n == "xeon-4s-westmere-ex")
+        .unwrap()
+        .1
+        .replacen(
+            "\"model\": {",
+            "\"model\": { \"shared_load_llc\": { \"value\": 1, \"source\": \"an inclusive L3\" },",
+            1,
+        );
+    let q = Profile::parse(&text).unwrap();
+    assert_eq!(q.get("shared_load_llc"), Some(1.0));
+    let no_source = text.replacen("\"source\": \"an inclusive L3\"", "\"src\": \"x\"", 1);
+    assert!(Profile::parse(&no_source)
+        .unwrap_err()
+        .contains("model.shared_load_llc.source"));
+    for (name, _) in BUILTIN {
+        let p = Profile::builtin(name).unwrap();
+        assert!(p.get("llc_shared_load_ns").unwrap() > 0.0, "{name}");
+    }
+}

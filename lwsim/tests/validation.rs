@@ -98,7 +98,10 @@ fn birth_death(n: usize, a: f64, service_ns: impl Fn(usize) -> f64) -> f64 {
 /// k the release store leaves w = k − 1 spinners to re-fetch the now-serving line: the first
 /// fetches it from the releaser once the releaser's residency window `r` has passed (r + c), the
 /// second starts when the first's transfer ends, each later one `o`·c after the one before (`o`:
-/// `shared_load_occupancy`), and each arrives c after its start. The next ticket holder is at a uniform position j among them; it runs its critical
+/// `shared_load_occupancy`), and each arrives c after its start. Under the structural option
+/// `shared_load_llc` 1 every re-fetch after the first is a load of a Shared line served by the L3:
+/// it costs `llc_shared_load_ns` instead of c and holds the line for no time (`o` = 0), so they
+/// all start when the first's transfer ends. The next ticket holder is at a uniform position j among them; it runs its critical
 /// section from its arrival, and its release store's ownership request starts when both it is
 /// ready and the line has served the re-fetches booked before it, then costs c plus
 /// `invalidate_per_sharer_ns` for each sharer beyond the first. The OLS'12 c·k/2 counts the wait
@@ -112,6 +115,12 @@ fn release_wait_service_ns(p: &Profile, k: usize) -> f64 {
         key("shared_load_occupancy"),
         key("invalidate_per_sharer_ns"),
     );
+    // The re-fetches after the first: their cost and the fraction of it they hold the line.
+    let (re, o) = if key("shared_load_llc") >= 0.5 {
+        (ns(cost::LLC_SHARED_LOAD), 0.0)
+    } else {
+        (c, o)
+    };
     let w = k - 1;
     if w == 0 {
         return CS_NS + c;
@@ -120,10 +129,10 @@ fn release_wait_service_ns(p: &Profile, k: usize) -> f64 {
         if j == 1 {
             r + c
         } else {
-            r + c + (j - 2) as f64 * o * c + c
+            r + c + (j - 2) as f64 * o * re + re
         }
     };
-    let free = r + c + (w - 1) as f64 * o * c;
+    let free = r + c + (w - 1) as f64 * o * re;
     let rfo = c + (w - 1) as f64 * inv;
     (1..=w)
         .map(|j| (arrive(j) + CS_NS).max(free) + rfo)

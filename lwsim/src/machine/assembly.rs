@@ -19,8 +19,8 @@ impl Machine {
             prof.name,
             prof.hw_threads()
         );
-        let mut costs = [0; 16];
-        costs.copy_from_slice(&prof.costs_ps[..16]);
+        let mut costs = [0; crate::profile::COST_KEYS.len()];
+        costs.copy_from_slice(&prof.costs_ps);
         Machine {
             coherence: Some(Box::new(Directory::new(&prof, Stream::new(seed)))),
             os: Some(Box::new(Cfs::new(&prof, ncores, seed))),

@@ -9,7 +9,7 @@
 //! |---|---|---|---|
 //! | load | owned or shared by me | `load_hit` | no |
 //! | load | Modified at `o` | transfer(me, o) → both share it | yes |
-//! | load | Shared by others | transfer(me, nearest sharer) | yes |
+//! | load | Shared by others | transfer(me, nearest sharer); under `model.shared_load_llc` 1, `llc_shared_load` when a sharer shares my L3 | yes |
 //! | store/RMW | owned by me | `store_hit` / `rmw_hit` | no |
 //! | store/RMW | Modified at `o` | transfer(me, o) (+ `rmw_hit`) → I own it | yes |
 //! | store/RMW | Shared by others | transfer(me, farthest sharer) + `invalidate_per_sharer` × (sharers − 1) (+ `rmw_hit`) | yes |
@@ -49,6 +49,15 @@
 //!
 //! **Shared loads** hold the line for the profile's `shared_load_occupancy` fraction of their cost
 //! (1: the Boyd-Wickizer et al. model, every re-fetch serialized; 0 lets shared reads overlap).
+//! A second structural option, `model.shared_load_llc` (default 0, the choice so far), decides who
+//! serves a load of a line Shared by others (Modified nowhere, in the tail state): at 0 the nearest
+//! sharer, by a transfer as above; at 1 the last-level cache, as an inclusive L3 does on Intel
+//! parts: at `llc_shared_load` when one of the sharers is in the requester's L3 domain, else at the
+//! transfer to the nearest sharer (the remote L3; no Shared-state row for a cross-socket load is
+//! transcribed, so the Modified row's figure is kept), and pipelined: the load holds the line for
+//! no time, so concurrent Shared loads overlap (`shared_load_occupancy` does not apply). The
+//! requester joins the sharer set under both. A load of a Modified line (the first re-fetch after
+//! a store) is a transfer from its owner under both.
 //!
 //! Limits: lines are never evicted (no capacity model); SMT siblings do not share their L1 (a
 //! line moves between them at `transfer_smt`), and memory operations' costs do not depend on the
@@ -223,6 +232,9 @@ pub(crate) struct Directory {
     inv_per_sharer: u64,
     /// `model.residency_after_store`: a plain store's grant opens a residency window.
     hold_after_store: bool,
+    /// `model.shared_load_llc`: a load of a line Shared by others is served by the last-level
+    /// cache, pipelined.
+    llc_serves_shared: bool,
     /// The latency spread's, residency windows' and arbitration delays' draws.
     stream: Stream,
 }
@@ -240,6 +252,7 @@ impl Directory {
             arbitration_local: prof.param(model::ARBITRATION_LOCAL),
             inv_per_sharer: (prof.param(model::INVALIDATE_PER_SHARER_NS) * 1000.0).round() as u64,
             hold_after_store: prof.param(model::RESIDENCY_AFTER_STORE) >= 0.5,
+            llc_serves_shared: prof.param(model::SHARED_LOAD_LLC) >= 0.5,
             stream,
         }
     }
@@ -341,6 +354,14 @@ impl Directory {
             if kind == Access::Load {
                 if line.tail_sharers.has(a) {
                     (0, 0, false, false)
+                } else if self.llc_serves_shared
+                    && line
+                        .tail_sharers
+                        .iter()
+                        .any(|x| prof.place(hw(x)).1 == prof.place(hw(a)).1)
+                {
+                    // A sharer in my L3 domain: the (inclusive) L3 holds the line and serves it.
+                    (costs[cost::LLC_SHARED_LOAD], 2, false, false)
                 } else {
                     let near = line.tail_sharers.iter().map(dist).min().unwrap_or(0);
                     (near, 2, false, false)
@@ -442,7 +463,13 @@ impl Directory {
             line.resident_until = 0;
         } else {
             line.tail_sharers.set(a);
-            let hold = (c as f64 * self.shared_occupancy) as u64;
+            // Served by the last-level cache: pipelined, the line held for no time.
+            let occupancy = if self.llc_serves_shared {
+                0.0
+            } else {
+                self.shared_occupancy
+            };
+            let hold = (c as f64 * occupancy) as u64;
             line.busy_until = line.busy_until.max(start + hold);
         }
         let end = grant + rmw;

@@ -90,7 +90,7 @@ use task::Task;
 /// store buffers' parameters and the counters.
 pub struct Machine {
     prof: Profile,
-    costs: [u64; 16],
+    costs: [u64; crate::profile::COST_KEYS.len()],
     ncores: usize,
     /// Each simulated core's SMT sibling among the simulated cores (Linux numbering: hardware
     /// thread `h` and `h + physical cores` share a core), if the sibling is simulated.
