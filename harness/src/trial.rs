@@ -533,7 +533,8 @@ struct PerLock {
     clog: LockCounters,
     null: LockCounters,
     buffer: LockCounters,
-    lmgr: LockCounters,
+    /// Every other lock: the lock manager's, the accounts pages', XidGenLock.
+    rest: LockCounters,
 }
 
 impl PerLock {
@@ -543,11 +544,18 @@ impl PerLock {
             clog: shared.clog.counters(),
             null: shared.null.counters(),
             buffer: shared.buffer.content.counters(),
-            lmgr: shared
+            rest: shared
                 .root_page
                 .as_ref()
                 .map_or(Default::default(), |p| p.counters())
-                .merge(shared.lmgr.counters()),
+                .merge(shared.lmgr.counters())
+                .merge(
+                    shared
+                        .accounts
+                        .as_ref()
+                        .map_or(Default::default(), |p| p.counters()),
+                )
+                .merge(shared.xid_gen.counters()),
         }
     }
 
@@ -558,7 +566,7 @@ impl PerLock {
             clog: window_counters(&a.clog, &b.clog),
             null: window_counters(&a.null, &b.null),
             buffer: window_counters(&a.buffer, &b.buffer),
-            lmgr: window_counters(&a.lmgr, &b.lmgr),
+            rest: window_counters(&a.rest, &b.rest),
         }
     }
 
@@ -568,7 +576,7 @@ impl PerLock {
             .merge(self.clog)
             .merge(self.null)
             .merge(self.buffer)
-            .merge(self.lmgr)
+            .merge(self.rest)
     }
 }
 
