@@ -74,9 +74,8 @@ const N_PAGES: &str = "the update's new version on another page (its index entry
                        not modelled";
 const N_EVICT: &str = "evictions (pages not resident): not modelled";
 const HINTS: &str = "hint-bit lookups of -N: not modelled";
-const N_LMGR: &str = "the lock manager (the xid's lock and its release) and the fast path: not \
-                      modelled in pgbench-n";
-const MXACT: &str = "MultiXactIdSetOldestMember in heap_update: not modelled";
+const MXACT: &str = "MultiXactIdSetOldestMember in heap_update (MultiXactGenLock shared): not \
+                     modelled";
 const LOCK_LEVEL: &str = "a lock-level shape: its pages are not modelled (pgbench-n has -N's)";
 const LOCK_LEVEL_LMGR: &str = "a lock-level shape: the lock manager and the fast path are not \
                                modelled";
@@ -147,20 +146,6 @@ pub const DIFFERENCES: &[Difference] = &[
         "exclusive",
         0.0,
         Why::NotModelled(N_EVICT),
-    ),
-    (
-        "pgbench-n",
-        "LockFastPath",
-        "exclusive",
-        0.0,
-        Why::NotModelled(N_LMGR),
-    ),
-    (
-        "pgbench-n",
-        "LockManager",
-        "exclusive",
-        0.0,
-        Why::NotModelled(N_LMGR),
     ),
     (
         "pgbench-n",

@@ -20,7 +20,7 @@
 //! | `pgbench-select` | `pgbench -S`: the statement's 2 snapshots, the account's primary-key lookup (root, internal page, leaf, heap page, each `ReadBuffer`'s mapping partition shared and the content lock shared; [`crate::buffer_pool`]), `--work` | 2 + 4 + 4 shared |
 //! | `pgbench-write` | `pgbench -N` at the lock level: 2 snapshots per statement (6), the xid under XidGenLock, `--work`, CLOG commit, end of transaction | 6 shared + 3 exclusive (XidGen, XactSLRU, ProcArrayLock) |
 //! | `pgbench-write-status` | pgbench's TPC-B-like transaction at the lock level: 10 snapshots, the xid, [`STATUS_READS_PER_100`] ÷ 100 `TransactionIdGetStatus` lookups of recent xids under the CLOG lock shared (PostgreSQL 15's trace), each with its SLRU slot search, before `--work`; CLOG commit, end | 10 + 57.62 shared + 3 exclusive |
-//! | `pgbench-n` | `pgbench -N` statement by statement: each statement's 2 snapshots, the accounts lookups, the xid, the heap page and `pgbench_history`'s page exclusive, `--work` in four parts, CLOG commit, end | 6 + 10 + 8 shared + 5 exclusive |
+//! | `pgbench-n` | `pgbench -N` statement by statement: each statement's 2 snapshots and relation locks (fast path), the accounts lookups, the xid and its lock, the heap page and `pgbench_history`'s page exclusive, `--work` in four parts, CLOG commit, end, the locks' release | 6 + 10 + 8 shared + 15 exclusive |
 //! | `pin` | pin a hot buffer (atomic refcount in its header), read it under its content lock shared, `--work` (the page's tuples, processed with the lock released), unpin | 1 shared |
 //! | `pin-held` | the same read and `--work`, the pin kept across accesses | 1 shared |
 //! | `pin-vm` | the hot page kept pinned; each read checks its visibility-map bit with no lock, then `--work` (seed 003's patch 3) | none |
@@ -139,7 +139,7 @@ pub struct Shared<F: LockFamily> {
     /// The hot buffer of the pin workloads.
     pub buffer: BufferDesc<F::Lock<Page>>,
     /// The lock manager's partition and fast-path locks (empty but for the `select-*`
-    /// workloads).
+    /// workloads and `pgbench-n`).
     pub lmgr: LockManager<F>,
     /// The primary key's root page of the `select-*` workloads, reached as 9.1 reached it.
     pub root_page: Option<HotPage<F>>,
@@ -187,7 +187,13 @@ impl<F: LockFamily> Shared<F> {
                 refcount: Default::default(),
                 content: F::Lock::new(Page::default(), Tranche::BUFFER_CONTENT),
             },
-            lmgr: LockManager::new(if workload.lmgr().is_some() { procs } else { 0 }),
+            lmgr: LockManager::new(
+                if workload.lmgr().is_some() || workload == Workload::PgbenchN {
+                    procs
+                } else {
+                    0
+                },
+            ),
             // Any fixed partition: the root's tag always hashes to the same one.
             root_page: workload.lmgr().map(|_| HotPage::new(7)),
             xids: XidGen::default(),

@@ -7,7 +7,7 @@
 
 use super::steps::{
     accounts_lookup, assign_xid, clog_commit, end_xact, random_aid, shared_checked,
-    statement_snapshots, SNAPSHOTS_PER_STATEMENT,
+    statement_snapshots, take_snapshot, SNAPSHOTS_PER_STATEMENT,
 };
 use super::worker::Worker;
 use super::{Shared, CLOG_PAGES};
@@ -158,29 +158,38 @@ pub(super) fn check_write_status<F: LockFamily>(
 ///   which every backend's `RelationGetBufferForTuple` shares until it fills) exclusive.
 /// * `END`: `--work`'s last part (the commit's WAL), the CLOG commit, `ProcArrayEndTransaction`.
 ///
+/// The lock manager's LWLocks as 9.2+ takes them ([`crate::lmgr`]): the lazy vxid lock at the
+/// start, each statement's relation locks through the fast path between its two snapshots (parse
+/// analysis), the xid's lock after the xid (`XactLockTableInsert`, its partition exclusive),
+/// and at commit `LockReleaseAll`'s fast-path pass, the xid lock's release through its
+/// partition and `VirtualXactLockTableCleanup`: 8 `LockFastPath` and 2 `LockManager`
+/// acquisitions, PostgreSQL 15's.
+///
 /// Left out (PostgreSQL 15's `-N` trace has them; `docs/results.md` lists them with their
 /// counts): the update's new tuple version when it does not fit its page (its target page,
 /// the index entry's insertion with the leaf exclusive, the uniqueness check's heap fetch, the
-/// `SELECT` then visiting both versions), the visibility-map pages, WAL insertion locks, the
-/// lock manager and the fast-path locks.
+/// `SELECT` then visiting both versions), the visibility-map pages, WAL insertion locks,
+/// `heap_update`'s `MultiXactIdSetOldestMember` (MultiXactGenLock shared).
 #[inline]
 pub(super) fn n<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
     let aid = random_aid(w);
+    w.ops += s.lmgr.begin_write(w.slot);
     // UPDATE.
-    statement_snapshots(s, w);
+    statement(s, w, 0..2);
     accounts_lookup(s, w, aid, false);
     assign_xid(s, w);
+    w.ops += s.lmgr.xact_lock(w.xid);
     let pages = s.accounts.as_ref().expect("pgbench-n has its pages");
     let (ops, v) = pages.access(PageId::Heap(aid), true);
     w.ops += ops;
     w.sink = w.sink.wrapping_add(v);
     w.work_part(0, 4);
     // SELECT abalance.
-    statement_snapshots(s, w);
+    statement(s, w, 2..4);
     accounts_lookup(s, w, aid, false);
     w.work_part(1, 4);
     // INSERT INTO pgbench_history.
-    statement_snapshots(s, w);
+    statement(s, w, 4..5);
     let (ops, v) = pages.access(PageId::HistoryTail, true);
     w.ops += ops;
     w.sink = w.sink.wrapping_add(v);
@@ -188,6 +197,19 @@ pub(super) fn n<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
     // END: RecordTransactionCommit's WAL insert and flush, then the CLOG, then
     // ProcArrayEndTransaction.
     w.work_part(3, 4);
-    clog_commit(s, w, w.xid);
+    let xid = w.xid;
+    clog_commit(s, w, xid);
     end_xact(s, w);
+    w.ops += s.lmgr.end_write(w.slot, xid);
+}
+
+/// A `-N` statement's snapshots with its relation locks (`WRITE_RELATIONS[rels]`, fast path)
+/// taken between them, in parse analysis.
+#[inline]
+fn statement<F: LockFamily>(s: &Shared<F>, w: &mut Worker, rels: std::ops::Range<usize>) {
+    take_snapshot(s, w);
+    for i in rels {
+        w.ops += s.lmgr.write_relation(w.slot, i);
+    }
+    take_snapshot(s, w);
 }

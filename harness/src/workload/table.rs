@@ -209,13 +209,14 @@ workloads! {
     }
     PgbenchN {
         name: "pgbench-n",
-        description: "pgbench -N statement by statement: 2 snapshots per statement, the accounts lookups, the xid at the first write, the updated heap page and pgbench_history's page exclusive, --work over the statements and the commit's WAL, CLOG commit, end-xact",
-        locks: "ProcArrayLock 6 shared + exclusive, XidGen exclusive, BufferMapping 10 shared, BufferContent 8 shared + 2 exclusive, XactSLRU exclusive",
-        counted: Transactions, "6 snapshots, xid, 10 pages, CLOG commit, end-of-transaction",
-            "pgbench -N statement by statement: 2 snapshots per statement, the accounts \
-             lookups (UPDATE, SELECT), the xid at the first write, the heap page and \
-             pgbench_history's page exclusive, --work over the statements and the commit, CLOG \
-             commit, end of transaction (29 lock operations)",
+        description: "pgbench -N statement by statement: 2 snapshots per statement, its relation locks (fast path), the accounts lookups, the xid at the first write and its lock, the updated heap page and pgbench_history's page exclusive, --work over the statements and the commit's WAL, CLOG commit, end-xact, the locks' release",
+        locks: "ProcArrayLock 6 shared + exclusive, XidGen exclusive, LockFastPath 8 exclusive, LockManager 2 exclusive, BufferMapping 10 shared, BufferContent 8 shared + 2 exclusive, XactSLRU exclusive",
+        counted: Transactions, "6 snapshots, xid, 10 lock-manager operations, 10 pages, CLOG commit, end-of-transaction",
+            "pgbench -N statement by statement: 2 snapshots per statement with its relation \
+             locks between them (fast path), the accounts lookups (UPDATE, SELECT), the xid at \
+             the first write and its lock, the heap page and pgbench_history's page exclusive, \
+             --work over the statements and the commit, CLOG commit, end of transaction, the \
+             locks' release (39 lock operations)",
         clog: true, proc_array: true, snapshots: true, pin: false, lmgr: None,
         transaction: pgbench::n,
         bad_reads: SNAPSHOTS_OUT_OF_RANGE,

@@ -302,6 +302,8 @@ fn the_rows_lock_counts_are_what_a_transaction_takes() {
                 ("BufferMapping", "shared", 10),
                 ("BufferContent", "shared", 8),
                 ("BufferContent", "exclusive", 2),
+                ("LockFastPath", "exclusive", 8),
+                ("LockManager", "exclusive", 2),
                 ("XactSLRU", "exclusive", 1),
             ],
         ),
