@@ -238,7 +238,7 @@ workloads! {
         name: "select-fastpath",
         description: "pgbench -S with 9.2's fast-path relation locks (the vxid lock still partitioned)",
         locks: "LockFastPath (the backend's own), LockManager for the vxid, ProcArrayLock 2 shared, BufferMapping and BufferContent 4 shared each (the index lookup)",
-        counted: Transactions, "fast-path relation locks, partitioned vxid, snapshot, work",
+        counted: Transactions, "fast-path relation locks, partitioned vxid, 2 snapshots, index lookup, work",
             "pgbench -S with 9.2's fast-path relation locks: the vxid lock through its \
              partition, the relation locks under the backend's own fpInfoLock",
         clog: false, proc_array: true, snapshots: true, pin: false,
@@ -250,9 +250,9 @@ workloads! {
         name: "select-lazy-vxid",
         description: "pgbench -S with fast-path relation locks and lazy vxid locks: no lock-partition traffic",
         locks: "LockFastPath (the backend's own), ProcArrayLock 2 shared, BufferMapping and BufferContent 4 shared each (the index lookup)",
-        counted: Transactions, "fast-path and lazy vxid locks, snapshot, work",
+        counted: Transactions, "fast-path and lazy vxid locks, 2 snapshots, index lookup, work",
             "pgbench -S with fast-path relation locks and lazy vxid locks: only the backend's \
-             own fpInfoLock and ProcArrayLock",
+             own fpInfoLock, ProcArrayLock and the index lookup's buffer locks",
         clog: false, proc_array: true, snapshots: true, pin: false,
         lmgr: Some(LmgrRelease::LazyVxid),
         transaction: select_lmgr::lazy_vxid,
