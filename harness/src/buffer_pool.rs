@@ -31,6 +31,7 @@
 //! relation cache, `_bt_getroot`'s `rd_amcache`, and not read per lookup.)
 
 use crate::locks::{BenchLock, LockCounters, LockFamily};
+use crossbeam_utils::CachePadded;
 use lwlock::sync::{touch, AtomicU32, Ordering};
 use lwlock::Tranche;
 
@@ -48,7 +49,8 @@ pub const LEAF_PAGES: u64 = 2_733;
 /// Internal pages under the root.
 pub const INTERNAL_PAGES: u64 = 10;
 
-/// One buffer: its pin count and its content lock (the page's data, a word).
+/// One buffer: its pin count and its content lock (the page's data, a word), padded to its own
+/// line as `BufferDescPadded` is (9.5+), so that a hot page shares no line with its neighbours.
 struct Buf<L> {
     refcount: AtomicU32,
     content: L,
@@ -72,8 +74,9 @@ pub enum PageId {
 
 /// The pool: its mapping partitions and one buffer per page.
 pub struct AccountsPages<F: LockFamily> {
-    mapping: Box<[F::Lock<u64>]>,
-    bufs: Box<[Buf<F::Lock<u64>>]>,
+    /// The partition locks, each on its own line (`LWLockPadded` of `MainLWLockArray`).
+    mapping: Box<[CachePadded<F::Lock<u64>>]>,
+    bufs: Box<[CachePadded<Buf<F::Lock<u64>>>]>,
 }
 
 impl<F: LockFamily> std::fmt::Debug for AccountsPages<F> {
@@ -93,12 +96,14 @@ impl<F: LockFamily> AccountsPages<F> {
         let pages = 1 + INTERNAL_PAGES + LEAF_PAGES + HEAP_PAGES + 1;
         AccountsPages {
             mapping: (0..partitions.max(1))
-                .map(|_| F::Lock::new(0, mapping))
+                .map(|_| CachePadded::new(F::Lock::new(0, mapping)))
                 .collect(),
             bufs: (0..pages)
-                .map(|i| Buf {
-                    refcount: AtomicU32::new(0),
-                    content: F::Lock::new(i, Tranche::BUFFER_CONTENT),
+                .map(|i| {
+                    CachePadded::new(Buf {
+                        refcount: AtomicU32::new(0),
+                        content: F::Lock::new(i, Tranche::BUFFER_CONTENT),
+                    })
                 })
                 .collect(),
         }
