@@ -72,11 +72,14 @@ pub enum PageId {
     HistoryTail,
 }
 
+/// A buffer of the pool on its own line.
+type PaddedBuf<F> = CachePadded<Buf<<F as LockFamily>::Lock<u64>>>;
+
 /// The pool: its mapping partitions and one buffer per page.
 pub struct AccountsPages<F: LockFamily> {
     /// The partition locks, each on its own line (`LWLockPadded` of `MainLWLockArray`).
     mapping: Box<[CachePadded<F::Lock<u64>>]>,
-    bufs: Box<[CachePadded<Buf<F::Lock<u64>>>]>,
+    bufs: Box<[PaddedBuf<F>]>,
 }
 
 impl<F: LockFamily> std::fmt::Debug for AccountsPages<F> {

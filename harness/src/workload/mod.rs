@@ -187,13 +187,11 @@ impl<F: LockFamily> Shared<F> {
                 refcount: Default::default(),
                 content: F::Lock::new(Page::default(), Tranche::BUFFER_CONTENT),
             },
-            lmgr: LockManager::new(
-                if workload.lmgr().is_some() || workload == Workload::PgbenchN {
-                    procs
-                } else {
-                    0
-                },
-            ),
+            lmgr: LockManager::new(if workload.uses_lock_manager() {
+                procs
+            } else {
+                0
+            }),
             // Any fixed partition: the root's tag always hashes to the same one.
             root_page: workload.lmgr().map(|_| HotPage::new(7)),
             xids: XidGen::default(),

@@ -304,6 +304,11 @@ impl Workload {
     pub fn lmgr(self) -> Option<LmgrRelease> {
         self.info().lmgr
     }
+    /// Whether the workload takes the lock manager's LWLocks (the `select-*` shapes and
+    /// `pgbench-n`).
+    pub fn uses_lock_manager(self) -> bool {
+        self.lmgr().is_some() || self == Workload::PgbenchN
+    }
     /// The buffer-mapping partitions of the `pgbench_accounts` pages the workload reads, if it
     /// reads them: 16 for the 9.1 and 9.2 shapes (`NUM_BUFFER_PARTITIONS` until 9.5), 128 for
     /// the others.
