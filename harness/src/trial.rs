@@ -534,8 +534,7 @@ struct PerLock {
     clog: LockCounters,
     null: LockCounters,
     buffer: LockCounters,
-    /// Every other lock: the lock manager's, the accounts pages', XidGenLock.
-    rest: LockCounters,
+    lmgr: LockCounters,
 }
 
 impl PerLock {
@@ -545,18 +544,11 @@ impl PerLock {
             clog: shared.clog.counters(),
             null: shared.null.counters(),
             buffer: shared.buffer.content.counters(),
-            rest: shared
+            lmgr: shared
                 .root_page
                 .as_ref()
                 .map_or(Default::default(), |p| p.counters())
-                .merge(shared.lmgr.counters())
-                .merge(
-                    shared
-                        .accounts
-                        .as_ref()
-                        .map_or(Default::default(), |p| p.counters()),
-                )
-                .merge(shared.xid_gen.counters()),
+                .merge(shared.lmgr.counters()),
         }
     }
 
@@ -567,7 +559,7 @@ impl PerLock {
             clog: window_counters(&a.clog, &b.clog),
             null: window_counters(&a.null, &b.null),
             buffer: window_counters(&a.buffer, &b.buffer),
-            rest: window_counters(&a.rest, &b.rest),
+            lmgr: window_counters(&a.lmgr, &b.lmgr),
         }
     }
 
@@ -577,7 +569,7 @@ impl PerLock {
             .merge(self.clog)
             .merge(self.null)
             .merge(self.buffer)
-            .merge(self.rest)
+            .merge(self.lmgr)
     }
 }
 
