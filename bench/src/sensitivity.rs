@@ -310,7 +310,10 @@ pub fn write(
         for (label, arm) in k.arms() {
             if let Arm::Run { arm: i, value } = arm {
                 let pts = runs.get(*i).map(Vec::as_slice).unwrap_or(&[]);
-                wait_rows(&format!("{} {label}", k.key), &k.key, Some(*value), pts)?;
+                // `KEY x0.5` for a parameter, `KEY=VALUE` for a structural option (as
+                // sens-matrix.py labels both).
+                let sep = if k.structural { "" } else { " " };
+                wait_rows(&format!("{}{sep}{label}", k.key), &k.key, Some(*value), pts)?;
             }
         }
     }

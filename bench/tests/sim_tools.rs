@@ -362,6 +362,13 @@ fn sensitivity_runs_a_structural_option_at_its_other_choice() {
             "{r:?} against {own:?}"
         );
     }
+    // The wait samples' arm is named as sens-matrix.py names the column.
+    for r in csv_rows(&d.join("sensitivity-waits.csv")) {
+        assert!(
+            ["base", "residency_after_store=0"].contains(&r["arm"].as_str()),
+            "{r:?}"
+        );
+    }
     let m = meta(&d);
     assert_eq!(m["sim"]["sensitivity"][0]["structural"], true);
     assert_eq!(m["sim"]["sensitivity"][0]["half"]["value"], 0.0);
