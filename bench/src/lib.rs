@@ -15,6 +15,7 @@
 //! * [`jobs`]: `--jobs`, simulated trials side by side, their results in sweep order.
 //! * [`pg`]: `lwbench pg record`, a real PostgreSQL server's LWLock traffic as a trace.
 //! * [`sensitivity`]: `--set` overrides and the `--sensitivity` table.
+//! * [`shapes`]: the hand-written shapes' lock counts against PostgreSQL 15's traces.
 //! * [`shard`]: `--shard K/N`, one of N deterministic parts of a plan, and its partial result
 //!   directory ([`stored_trial`]: a trial's result as stored); [`merge`]: `lwbench merge`, one
 //!   run's files from the N parts.
@@ -38,6 +39,7 @@ pub mod report;
 pub mod resolve;
 pub mod schedule;
 pub mod sensitivity;
+pub mod shapes;
 pub mod shard;
 pub mod shard_id;
 pub mod stored_trial;

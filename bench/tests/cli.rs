@@ -559,7 +559,7 @@ fn summary_stdout_and_svgs_agree_with_results_csv() {
             }
         }
         if w == "pgbench-write" {
-            // Three lock operations per transaction: the lock ops/s table is there too.
+            // Nine lock operations per transaction: the lock ops/s table is there too.
             let (_, ops) = md_table(section, "**Lock operations per second**");
             for (lock, t, c) in &ops {
                 let v: Vec<f64> = rows

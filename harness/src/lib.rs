@@ -15,6 +15,7 @@
 //! * [`pgtrace`]: a recorded PostgreSQL LWLock trace (`lwbench pg record`): format and reader.
 //! * [`lmgr`]: the heavyweight lock manager's partition and fast-path LWLocks.
 //! * [`bufmgr`]: a hot buffer as 9.1 reached it (mapping partition lock, header spinlock).
+//! * [`buffer_pool`]: `pgbench_accounts`' pages at scale 10, read through the mapping partitions.
 //! * [`snapshot`]: proc-array layouts and snapshot strategies (scan, reuse, optimistic, shared).
 //! * [`workload`]: the workloads, written once, generic over the lock family.
 //! * [`clock`]: the cheap clock of the wait-time percentiles, and its measured floor.
@@ -37,6 +38,8 @@ static LINE_ALIGNED: lwlock::sync::lwsim::LineAligned = lwlock::sync::lwsim::Lin
 
 pub mod snapshot;
 
+#[cfg(not(loom))]
+pub mod buffer_pool;
 #[cfg(not(loom))]
 pub mod bufmgr;
 #[cfg(not(loom))]

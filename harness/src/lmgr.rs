@@ -1,6 +1,8 @@
 //! The heavyweight lock manager's LWLocks as a `pgbench -S` transaction meets them: the 16
 //! lock-partition LWLocks, each backend's fast-path LWLock, and the three releases of seed 000's
-//! thread (2011: "lazy vxid locks", over "reducing the overhead of frequent table locks").
+//! thread (2011: "lazy vxid locks", over "reducing the overhead of frequent table locks"); and
+//! as `pgbench-n`'s `-N` transaction meets them on 9.2+ (five relation locks through the fast
+//! path, the xid's lock through its partition: `LockManager::begin_write` and after).
 //!
 //! Mirrors, at the size that matters for contention (`lock.c`, `lmgr.c`):
 //! * `LockAcquire` of a regular lock: `LWLockAcquire(partitionLock, LW_EXCLUSIVE)` on the
@@ -49,6 +51,11 @@ pub const FAST_PATH_STRONG_LOCK_HASH_PARTITIONS: usize = 1024;
 /// `pgbench_accounts_pkey` (any two relation OIDs of one database; these hash to two different
 /// partitions).
 pub const SELECT_RELATIONS: [u32; 2] = [16397, 16403];
+/// The relation locks of one `pgbench -N` transaction, in the order taken: the `UPDATE`'s
+/// `RowExclusiveLock` on `pgbench_accounts` and its primary key, the `SELECT`'s
+/// `AccessShareLock` on both (another mode: another local lock, another fast-path grant; the
+/// slot's mode bits in PostgreSQL, a slot each here), the `INSERT`'s on `pgbench_history`.
+pub const WRITE_RELATIONS: [u32; 5] = [16397, 16403, 16397, 16403, 16400];
 /// `LOCK` objects a partition's part of the shared hash table holds (the relation locks plus
 /// the vxid locks of the backends hashing there; a full table is a harness error, reported).
 const PARTITION_SLOTS: usize = 512;
@@ -72,6 +79,8 @@ pub enum LockTag {
     Relation(u32),
     /// A virtual transaction id: backend id and local transaction id.
     Vxid(u32, u32),
+    /// A transaction id (`SET_LOCKTAG_TRANSACTION`).
+    Xid(u32),
 }
 
 impl LockTag {
@@ -81,6 +90,7 @@ impl LockTag {
         let k = match self {
             LockTag::Relation(oid) => oid as u64,
             LockTag::Vxid(b, l) => (1 << 63) | ((b as u64) << 32) | l as u64,
+            LockTag::Xid(x) => (1 << 62) | x as u64,
         };
         k.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29)
     }
@@ -94,6 +104,7 @@ impl LockTag {
         match self {
             LockTag::Relation(oid) => oid as u64 + 1,
             LockTag::Vxid(b, l) => (1 << 63) | ((b as u64) << 32) | l as u64,
+            LockTag::Xid(x) => (1 << 62) | x as u64,
         }
     }
 }
@@ -230,7 +241,7 @@ impl FastPath {
             .rel
             .iter()
             .position(|&r| r == 0)
-            .expect("fast-path slots full (the workload holds two relation locks)");
+            .expect("fast-path slots full (a workload holds at most five relation locks)");
         self.rel[slot] = oid;
         self.grants += 1;
     }
@@ -380,6 +391,50 @@ impl<F: LockFamily> LockManager<F> {
         ops
     }
 
+    /// The start of a `pgbench -N` transaction: its lazy vxid lock, a flag under the backend's
+    /// `fpInfoLock` (`VirtualXactLockTableInsert`, 9.2+). Returns the LWLock operations done.
+    pub fn begin_write(&self, backend: usize) -> u64 {
+        self.fast_path[backend].exclusive(|f| {
+            touch(&f.vxid as *const bool, 1, true);
+            f.vxid = true;
+        });
+        1
+    }
+
+    /// Relation lock `i` of [`WRITE_RELATIONS`] through the fast path (`LockAcquire` →
+    /// `FastPathGrantRelationLock` under `fpInfoLock`, 9.2+). Returns the LWLock operations.
+    pub fn write_relation(&self, backend: usize, i: usize) -> u64 {
+        let oid = WRITE_RELATIONS[i];
+        let h =
+            (LockTag::Relation(oid).hash() % FAST_PATH_STRONG_LOCK_HASH_PARTITIONS as u64) as usize;
+        assert_eq!(
+            self.strong[h].load(Ordering::Relaxed),
+            0,
+            "no strong relation lock is taken in this workload"
+        );
+        self.fast_path[backend].exclusive(|f| f.grant(oid));
+        1
+    }
+
+    /// `XactLockTableInsert` (`AssignTransactionId`, every release): the xid's lock through its
+    /// partition, exclusive. Returns the LWLock operations.
+    pub fn xact_lock(&self, xid: u32) -> u64 {
+        self.acquire_partitioned(LockTag::Xid(xid))
+    }
+
+    /// The commit's lock release: `LockReleaseAll`'s fast-path pass under `fpInfoLock`, the
+    /// xid's lock through its partition, then `VirtualXactLockTableCleanup` under
+    /// `fpInfoLock`. Returns the LWLock operations (3).
+    pub fn end_write(&self, backend: usize, xid: u32) -> u64 {
+        self.fast_path[backend].exclusive(|f| f.release_all());
+        self.release_partitioned(LockTag::Xid(xid));
+        self.fast_path[backend].exclusive(|f| {
+            touch(&f.vxid as *const bool, 1, true);
+            f.vxid = false;
+        });
+        3
+    }
+
     /// After a trial: every lock granted was released, and the counts agree.
     pub fn check(&self) -> Result<(), String> {
         let (mut grants, mut releases) = (0, 0);
@@ -437,6 +492,25 @@ mod tests {
             "vxids of 64 backends use {} partitions",
             used.len()
         );
+    }
+
+    #[test]
+    fn a_write_transaction_takes_eight_fast_path_and_two_partition_operations() {
+        let lm = Lm::new(2);
+        let mut ops = lm.begin_write(1);
+        for i in 0..WRITE_RELATIONS.len() {
+            ops += lm.write_relation(1, i);
+        }
+        ops += lm.xact_lock(1000);
+        assert!(
+            lm.check().is_err(),
+            "the xid's lock and the relations are held"
+        );
+        ops += lm.end_write(1, 1000);
+        assert_eq!(ops, 10);
+        lm.check().unwrap();
+        let p = LockTag::Xid(1000).partition();
+        assert_eq!(lm.partitions[p].shared(|p| (p.grants, p.releases)), (1, 1));
     }
 
     #[test]

@@ -534,7 +534,8 @@ struct PerLock {
     clog: LockCounters,
     null: LockCounters,
     buffer: LockCounters,
-    lmgr: LockCounters,
+    /// Every other lock: the lock manager's, the accounts pages', XidGenLock.
+    rest: LockCounters,
 }
 
 impl PerLock {
@@ -544,11 +545,18 @@ impl PerLock {
             clog: shared.clog.counters(),
             null: shared.null.counters(),
             buffer: shared.buffer.content.counters(),
-            lmgr: shared
+            rest: shared
                 .root_page
                 .as_ref()
                 .map_or(Default::default(), |p| p.counters())
-                .merge(shared.lmgr.counters()),
+                .merge(shared.lmgr.counters())
+                .merge(
+                    shared
+                        .accounts
+                        .as_ref()
+                        .map_or(Default::default(), |p| p.counters()),
+                )
+                .merge(shared.xid_gen.counters()),
         }
     }
 
@@ -559,7 +567,7 @@ impl PerLock {
             clog: window_counters(&a.clog, &b.clog),
             null: window_counters(&a.null, &b.null),
             buffer: window_counters(&a.buffer, &b.buffer),
-            lmgr: window_counters(&a.lmgr, &b.lmgr),
+            rest: window_counters(&a.rest, &b.rest),
         }
     }
 
@@ -569,7 +577,7 @@ impl PerLock {
             .merge(self.clog)
             .merge(self.null)
             .merge(self.buffer)
-            .merge(self.lmgr)
+            .merge(self.rest)
     }
 }
 

@@ -17,9 +17,10 @@
 //! | `snapshot` | one `GetSnapshotData` with the `--snapshot` strategy over the `--layout` proc array, or (`--write-pct` percent of transactions) instead a short write transaction: assign an xid and end it at once (`ProcArrayEndTransaction`, exclusive; no snapshot), so at most one xid per thread runs and a snapshot's cost does not grow with the trial | 1 shared (0 for an `optimistic` snapshot validated without the lock), or 1 exclusive for a write |
 //! | `end-xact` | assign an xid, `--work`, `ProcArrayEndTransaction` (exclusive; group clear for group locks) | 1 exclusive |
 //! | `clog` | a fresh xid, `--work` (where the commit writes WAL), its commit status set in its CLOG page (exclusive; grouped by page for `clog-group`) | 1 exclusive |
-//! | `pgbench-select` | one snapshot plus `--work` (`pgbench -S`) | 1 shared |
-//! | `pgbench-write` | xid, snapshot, `--work`, CLOG commit, end of transaction (`pgbench -N`) | 1 shared + 2 exclusive (ProcArrayLock, XactSLRU) |
-//! | `pgbench-write-status` | `pgbench-write` plus [`STATUS_READS`] `TransactionIdGetStatus` lookups of recent xids under the CLOG lock shared, each with its SLRU slot search, before `--work` | 1 + 3 shared + 2 exclusive |
+//! | `pgbench-select` | `pgbench -S`: the statement's 2 snapshots, the account's primary-key lookup (root, internal page, leaf, heap page, each `ReadBuffer`'s mapping partition shared and the content lock shared; [`crate::buffer_pool`]), `--work` | 2 + 4 + 4 shared |
+//! | `pgbench-write` | `pgbench -N` at the lock level: 2 snapshots per statement (6), the xid under XidGenLock, `--work`, CLOG commit, end of transaction | 6 shared + 3 exclusive (XidGen, XactSLRU, ProcArrayLock) |
+//! | `pgbench-write-status` | pgbench's TPC-B-like transaction at the lock level: 10 snapshots, the xid, [`STATUS_READS_PER_100`] ÷ 100 `TransactionIdGetStatus` lookups of recent xids under the CLOG lock shared (PostgreSQL 15's trace), each with its SLRU slot search, before `--work`; CLOG commit, end | 10 + 57.62 shared + 3 exclusive |
+//! | `pgbench-n` | `pgbench -N` statement by statement: each statement's 2 snapshots and relation locks (fast path), the accounts lookups, the xid and its lock, the heap page and `pgbench_history`'s page exclusive, `--work` in four parts, CLOG commit, end, the locks' release | 6 + 10 + 8 shared + 15 exclusive |
 //! | `pin` | pin a hot buffer (atomic refcount in its header), read it under its content lock shared, `--work` (the page's tuples, processed with the lock released), unpin | 1 shared |
 //! | `pin-held` | the same read and `--work`, the pin kept across accesses | 1 shared |
 //! | `pin-vm` | the hot page kept pinned; each read checks its visibility-map bit with no lock, then `--work` (seed 003's patch 3) | none |
@@ -49,8 +50,9 @@
 //!   left running, every CLOG commit is in the CLOG, the null-x counter equals its exclusive
 //!   sections, no buffer pin is left, and every snapshot's running xids lie in `[xmin, xmax)`;
 //!   `pin-vm` counted one map read per transaction, each found its page all-visible, and the map
-//!   word is unchanged; `pgbench-write-status` did [`STATUS_READS`] lookups per transaction, each
-//!   read a valid status, and each thread saw its own previous commit committed.
+//!   word is unchanged; `pgbench-write-status` did [`status_reads`] lookups per transaction, each
+//!   read a valid status, and each thread saw its own previous commit committed; no
+//!   `pgbench_accounts` page is left pinned.
 
 mod buffer;
 mod clog;
@@ -67,11 +69,12 @@ pub mod trace;
 mod worker;
 
 pub use info::{Counted, Info};
-pub use pgbench::STATUS_READS;
+pub use pgbench::{status_reads, status_reads_total, STATUS_READS_PER_100};
 pub use section_check::{SectionCheck, CHECK_EVERY};
 pub use table::Workload;
 pub use worker::{Worker, WorkerConfig};
 
+use crate::buffer_pool::AccountsPages;
 use crate::bufmgr::HotPage;
 use crate::lmgr::LockManager;
 use crate::locks::{BenchLock, LockFamily};
@@ -136,12 +139,17 @@ pub struct Shared<F: LockFamily> {
     /// The hot buffer of the pin workloads.
     pub buffer: BufferDesc<F::Lock<Page>>,
     /// The lock manager's partition and fast-path locks (empty but for the `select-*`
-    /// workloads).
+    /// workloads and `pgbench-n`).
     pub lmgr: LockManager<F>,
     /// The primary key's root page of the `select-*` workloads, reached as 9.1 reached it.
     pub root_page: Option<HotPage<F>>,
     /// The xid counter.
     pub xids: XidGen,
+    /// XidGenLock (`GetNewTransactionId`; taken by the pgbench write shapes).
+    pub xid_gen: F::Lock<()>,
+    /// `pgbench_accounts`' pages at scale 10 (the shapes that stand for `pgbench -S` and
+    /// `-N`).
+    pub accounts: Option<AccountsPages<F>>,
     /// Set by the driver when the trial's time is up.
     pub stop: AtomicBool,
     /// Section checks of ProcArrayLock.
@@ -152,6 +160,8 @@ pub struct Shared<F: LockFamily> {
     pub null_check: CachePadded<SectionCheck>,
     /// Section checks of the buffer content lock.
     pub buffer_check: CachePadded<SectionCheck>,
+    /// Section checks of XidGenLock.
+    pub xid_gen_check: CachePadded<SectionCheck>,
     /// Per-slot progress (one per proc-array slot; workers use slots `0..threads`).
     pub progress: Box<[CachePadded<Progress>]>,
     /// The replay's locks and per-client state (a `trace:FILE` workload only).
@@ -177,15 +187,22 @@ impl<F: LockFamily> Shared<F> {
                 refcount: Default::default(),
                 content: F::Lock::new(Page::default(), Tranche::BUFFER_CONTENT),
             },
-            lmgr: LockManager::new(if workload.lmgr().is_some() { procs } else { 0 }),
+            lmgr: LockManager::new(if workload.uses_lock_manager() {
+                procs
+            } else {
+                0
+            }),
             // Any fixed partition: the root's tag always hashes to the same one.
             root_page: workload.lmgr().map(|_| HotPage::new(7)),
             xids: XidGen::default(),
+            xid_gen: F::Lock::new((), Tranche::XID_GEN),
+            accounts: workload.accounts_partitions().map(AccountsPages::new),
             stop: AtomicBool::new(false),
             proc_array_check: Default::default(),
             clog_check: Default::default(),
             null_check: Default::default(),
             buffer_check: Default::default(),
+            xid_gen_check: Default::default(),
             progress: (0..procs).map(|_| Default::default()).collect(),
             replay: workload
                 .trace()
@@ -200,6 +217,7 @@ impl<F: LockFamily> Shared<F> {
             ("XactSLRU", &self.clog_check),
             ("null lock", &self.null_check),
             ("buffer content lock", &self.buffer_check),
+            ("XidGenLock", &self.xid_gen_check),
         ] {
             c.result().map_err(|e| format!("{name}: {e}"))?;
         }
@@ -301,6 +319,9 @@ pub fn check<F: LockFamily>(
         .check()
         .map_err(|e| format!("{}: {e}", workload.name()))?;
     if let Some(p) = &s.root_page {
+        p.check().map_err(|e| format!("{}: {e}", workload.name()))?;
+    }
+    if let Some(p) = &s.accounts {
         p.check().map_err(|e| format!("{}: {e}", workload.name()))?;
     }
     workload.check_own(s, workers)?;

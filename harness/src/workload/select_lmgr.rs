@@ -2,9 +2,14 @@
 //! `select-lmgr` (9.1: the vxid lock and two relation locks through the lock partitions),
 //! `select-fastpath` (9.2's fast-path relation locks; the vxid lock still partitioned) and
 //! `select-lazy-vxid` (fast-path relation locks and lazy vxid locks: no lock-partition
-//! traffic). Each takes a snapshot and reads the primary key's root page as 9.1 did.
+//! traffic). Each takes the statement's two snapshots ([`SNAPSHOTS_PER_STATEMENT`]) and looks
+//! the account up: the primary key's root page as 9.1 reached it (mapping partition, header
+//! spinlock, content lock), then the internal page, the leaf and the heap page, drawn by the
+//! account over the 16 mapping partitions of 9.1 and 9.2.
 
-use super::steps::take_snapshot;
+#[cfg(doc)]
+use super::steps::SNAPSHOTS_PER_STATEMENT;
+use super::steps::{accounts_below_root, random_aid, statement_snapshots};
 use super::worker::Worker;
 use super::Shared;
 use crate::lmgr::LmgrRelease;
@@ -33,10 +38,9 @@ fn select<F: LockFamily>(release: LmgrRelease, s: &Shared<F>, w: &mut Worker) {
     // The backend's local transaction id (`MyProc->lxid`), for its vxid lock's tag.
     let lxid = w.txns as u32;
     w.ops += s.lmgr.begin_select(release, w.slot, lxid);
-    take_snapshot(s, w);
+    statement_snapshots(s, w);
     // The index scan's descent starts at the primary key's root page, which every backend
-    // looks up, pins and reads as 9.1 did (the leaf and heap pages are spread over the table:
-    // their cost is part of --work).
+    // looks up, pins and reads as 9.1 did; the pages below it are the account's.
     let page = s
         .root_page
         .as_ref()
@@ -44,6 +48,8 @@ fn select<F: LockFamily>(release: LmgrRelease, s: &Shared<F>, w: &mut Worker) {
     let (ops, v) = page.read();
     w.ops += ops;
     w.sink = w.sink.wrapping_add(v);
+    let aid = random_aid(w);
+    accounts_below_root(s, w, aid);
     w.work();
     w.ops += s.lmgr.end_select(release, w.slot, lxid);
 }

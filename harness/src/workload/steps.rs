@@ -1,10 +1,12 @@
 //! The steps the transactions are made of, each one PostgreSQL operation under its lock:
 //! `GetSnapshotData`, `GetNewTransactionId`, `ProcArrayEndTransaction`, the CLOG commit, a
-//! buffer read. A workload's transaction (one file each) is a sequence of them.
+//! buffer read, an index lookup of `pgbench_accounts`. A workload's transaction (one file each)
+//! is a sequence of them.
 
 use super::section_check::SectionCheck;
 use super::worker::Worker;
 use super::Shared;
+use crate::buffer_pool::{PageId, ACCOUNTS_ROWS};
 use crate::clock::{self, Ticks};
 use crate::locks::{BenchLock, LockFamily};
 use crate::pgshared::{Clog, Page, CLOG_XACTS_PER_PAGE, INVALID_XID, XACT_COMMITTED};
@@ -83,6 +85,73 @@ pub(super) fn take_snapshot<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
     }
 }
 
+/// Snapshots per simple-query statement that needs one: `exec_simple_query` takes one for
+/// parse analysis and planning (`if (analyze_requires_snapshot(parsetree))
+/// PushActiveSnapshot(GetTransactionSnapshot())`, popped after `pg_plan_queries`), and the
+/// portal takes a second for the execution (`PortalStart` for a `SELECT`, `PortalRunMulti` for
+/// an `UPDATE` or `INSERT`: `PushActiveSnapshot(GetTransactionSnapshot())`), a fresh one under
+/// read committed. The same code from 8.4's snapshot manager through PostgreSQL 15 (read in
+/// 9.3's `postgres.c` and `pquery.c`, and in 15's, whose `-S` and `-N` traces take 2 and 6);
+/// `BEGIN` and `END` take none.
+pub(super) const SNAPSHOTS_PER_STATEMENT: u32 = 2;
+
+/// One simple-query statement's snapshots ([`SNAPSHOTS_PER_STATEMENT`]).
+#[inline]
+pub(super) fn statement_snapshots<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
+    for _ in 0..SNAPSHOTS_PER_STATEMENT {
+        take_snapshot(s, w);
+    }
+}
+
+/// pgbench's random account (`\set aid random(1, 100000 * :scale)`), from the worker's
+/// seeded generator: deterministic per seed.
+#[inline]
+pub(super) fn random_aid(w: &mut Worker) -> u64 {
+    1 + w.rand() % ACCOUNTS_ROWS
+}
+
+/// The primary-key lookup of `aid` in `pgbench_accounts` (`_bt_search` from the root, then the
+/// heap fetch): root, internal page and leaf read shared, then the heap page in `heap_mode`
+/// (shared for a fetch, exclusive for `heap_update`). Each page is a `ReadBuffer` (its mapping
+/// partition shared) and its content lock.
+#[inline]
+pub(super) fn accounts_lookup<F: LockFamily>(
+    s: &Shared<F>,
+    w: &mut Worker,
+    aid: u64,
+    heap_exclusive: bool,
+) {
+    let pages = s
+        .accounts
+        .as_ref()
+        .expect("a workload that reads pgbench_accounts has its pages");
+    for (id, excl) in [
+        (PageId::Root, false),
+        (PageId::Internal(aid), false),
+        (PageId::Leaf(aid), false),
+        (PageId::Heap(aid), heap_exclusive),
+    ] {
+        let (ops, v) = pages.access(id, excl);
+        w.ops += ops;
+        w.sink = w.sink.wrapping_add(v);
+    }
+}
+
+/// The index descent without the root, for the 9.1 shapes whose root is [`crate::bufmgr`]'s
+/// hot page: internal page, leaf, heap page, each read shared.
+#[inline]
+pub(super) fn accounts_below_root<F: LockFamily>(s: &Shared<F>, w: &mut Worker, aid: u64) {
+    let pages = s
+        .accounts
+        .as_ref()
+        .expect("a workload that reads pgbench_accounts has its pages");
+    for id in [PageId::Internal(aid), PageId::Leaf(aid), PageId::Heap(aid)] {
+        let (ops, v) = pages.access(id, false);
+        w.ops += ops;
+        w.sink = w.sink.wrapping_add(v);
+    }
+}
+
 /// The next xid; the first xid of a CLOG page extends the CLOG (`ExtendCLOG`, under the CLOG
 /// lock, once per 32 768 xids).
 #[inline]
@@ -94,7 +163,35 @@ pub(super) fn next_xid<F: LockFamily>(s: &Shared<F>) -> u32 {
     xid
 }
 
-/// GetNewTransactionId: a fresh xid published in the thread's slot.
+/// GetNewTransactionId (`varsup.c`, every release) as the pgbench shapes take it: XidGenLock
+/// **exclusive** around reading and advancing `nextXid` (the counter, read under the lock
+/// here), `ExtendCLOG` inside it for the first xid of a CLOG page, and the xid stored in the
+/// backend's proc-array slot before the lock's release (so that no snapshot taken after the
+/// release misses it). XidGenLock is one LWLock of the workload's lock set (the family's
+/// "rest" in a split family).
+#[inline]
+pub(super) fn assign_xid<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
+    let checked = w.checked();
+    let slot = w.slot;
+    let (lock, check) = (&s.xid_gen, &*s.xid_gen_check);
+    let xid = s.xid_gen.exclusive(|_| {
+        let assign = || {
+            let xid = next_xid(s);
+            s.procs.publish_xid(slot, xid);
+            xid
+        };
+        if checked {
+            check.exclusive(lock.held(), assign)
+        } else {
+            assign()
+        }
+    });
+    w.xid = xid;
+    w.ops += 1;
+}
+
+/// A fresh xid published in the thread's slot, XidGenLock left out (the counter is an atomic):
+/// the microbenchmarks of one lock (`snapshot`'s writes, `end-xact`, `clog`).
 #[inline]
 pub(super) fn begin_xact<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
     let xid = next_xid(s);

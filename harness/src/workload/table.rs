@@ -154,31 +154,33 @@ workloads! {
     }
     PgbenchSelect {
         name: "pgbench-select",
-        description: "pgbench -S: one snapshot plus --work",
-        locks: "ProcArrayLock shared",
-        counted: Transactions, "one snapshot + work",
-            "one snapshot plus --work (pgbench -S)",
+        description: "pgbench -S: the statement's two snapshots, the account's index lookup (4 pages), --work",
+        locks: "ProcArrayLock 2 shared, BufferMapping 4 shared (128 partitions), BufferContent 4 shared",
+        counted: Transactions, "2 snapshots, index lookup, work",
+            "pgbench -S: the statement's two snapshots, the account's primary-key lookup (root, \
+             internal page, leaf, heap page), --work",
         clog: false, proc_array: true, snapshots: true, pin: false, lmgr: None,
         transaction: pgbench::select,
         bad_reads: SNAPSHOTS_OUT_OF_RANGE,
     }
     PgbenchWrite {
         name: "pgbench-write",
-        description: "pgbench -N: snapshot, xid, CLOG commit, end-xact",
-        locks: "ProcArrayLock shared + exclusive, XactSLRU exclusive",
-        counted: Transactions, "xid, snapshot, CLOG commit, end-of-transaction",
-            "xid, snapshot, CLOG commit, end of transaction (pgbench -N; 3 lock operations)",
+        description: "pgbench -N at the lock level: 2 snapshots per statement, the xid (XidGenLock), CLOG commit, end-xact",
+        locks: "ProcArrayLock 6 shared + exclusive, XidGen exclusive, XactSLRU exclusive",
+        counted: Transactions, "6 snapshots, xid, CLOG commit, end-of-transaction",
+            "6 snapshots (2 per statement), the xid under XidGenLock, CLOG commit, end of \
+             transaction (pgbench -N at the lock level; 9 lock operations)",
         clog: true, proc_array: true, snapshots: true, pin: false, lmgr: None,
         transaction: pgbench::write,
         bad_reads: SNAPSHOTS_OUT_OF_RANGE,
     }
     PgbenchWriteStatus {
         name: "pgbench-write-status",
-        description: "pgbench -N with TransactionIdGetStatus lookups of recent xids under the CLOG lock shared",
-        locks: "ProcArrayLock shared + exclusive, XactSLRU 3 shared + exclusive",
-        counted: Transactions, "xid, snapshot, CLOG lookups, CLOG commit, end-of-transaction",
-            "xid, snapshot, 3 CLOG status lookups (shared), CLOG commit, end of transaction \
-             (pgbench -N with visibility checks)",
+        description: "pgbench's TPC-B-like transaction at the lock level, with its TransactionIdGetStatus lookups under the CLOG lock shared (57.62 per transaction, PostgreSQL 15's trace)",
+        locks: "ProcArrayLock 10 shared + exclusive, XidGen exclusive, XactSLRU 57.62 shared + exclusive",
+        counted: Transactions, "10 snapshots, xid, CLOG lookups, CLOG commit, end-of-transaction",
+            "10 snapshots (2 per statement), the xid under XidGenLock, 57.62 CLOG status \
+             lookups (shared), CLOG commit, end of transaction (pgbench's TPC-B-like script)",
         clog: true, proc_array: true, snapshots: true, pin: false, lmgr: None,
         transaction: pgbench::write_status,
         check: pgbench::check_write_status,
@@ -207,24 +209,26 @@ workloads! {
     }
     PgbenchN {
         name: "pgbench-n",
-        description: "pgbench -N statement by statement: a snapshot per statement (3), the xid at the first write, --work over the statements and the commit's WAL, CLOG commit, end-xact",
-        locks: "ProcArrayLock 3 shared + exclusive, XactSLRU exclusive",
-        counted: Transactions, "3 snapshots, xid, CLOG commit, end-of-transaction",
-            "pgbench -N statement by statement: a snapshot per statement (3), the xid at the \
-             first write, --work over the statements and the commit, CLOG commit, end of \
-             transaction (5 lock operations)",
+        description: "pgbench -N statement by statement: 2 snapshots per statement, its relation locks (fast path), the accounts lookups, the xid at the first write and its lock, the updated heap page and pgbench_history's page exclusive, --work over the statements and the commit's WAL, CLOG commit, end-xact, the locks' release",
+        locks: "ProcArrayLock 6 shared + exclusive, XidGen exclusive, LockFastPath 8 exclusive, LockManager 2 exclusive, BufferMapping 10 shared, BufferContent 8 shared + 2 exclusive, XactSLRU exclusive",
+        counted: Transactions, "6 snapshots, xid, 10 lock-manager operations, 10 pages, CLOG commit, end-of-transaction",
+            "pgbench -N statement by statement: 2 snapshots per statement with its relation \
+             locks between them (fast path), the accounts lookups (UPDATE, SELECT), the xid at \
+             the first write and its lock, the heap page and pgbench_history's page exclusive, \
+             --work over the statements and the commit, CLOG commit, end of transaction, the \
+             locks' release (39 lock operations)",
         clog: true, proc_array: true, snapshots: true, pin: false, lmgr: None,
         transaction: pgbench::n,
         bad_reads: SNAPSHOTS_OUT_OF_RANGE,
     }
     SelectLmgr {
         name: "select-lmgr",
-        description: "pgbench -S of 9.1: vxid and two relation locks through the lock partitions, a snapshot, --work",
-        locks: "LockManager partitions (6 exclusive), ProcArrayLock shared, BufferMapping and BufferContent shared (the index root)",
-        counted: Transactions, "vxid + 2 relation locks (partitioned), snapshot, index root, work",
+        description: "pgbench -S of 9.1: vxid and two relation locks through the lock partitions, 2 snapshots, the index lookup, --work",
+        locks: "LockManager partitions (6 exclusive), ProcArrayLock 2 shared, BufferMapping and BufferContent 4 shared each (the hot root, then the account's pages over 16 partitions)",
+        counted: Transactions, "vxid + 2 relation locks (partitioned), 2 snapshots, index lookup, work",
             "pgbench -S as 9.1 ran it: the vxid lock and two relation locks through the lock \
-             partitions, a snapshot, the index root page, --work, LockReleaseAll (6 \
-             partition-lock operations)",
+             partitions, 2 snapshots, the index lookup (the hot root, internal page, leaf, heap \
+             page), --work, LockReleaseAll (6 partition-lock operations)",
         clog: false, proc_array: true, snapshots: true, pin: false,
         lmgr: Some(LmgrRelease::Partitioned),
         transaction: select_lmgr::partitioned,
@@ -233,8 +237,8 @@ workloads! {
     SelectFastpath {
         name: "select-fastpath",
         description: "pgbench -S with 9.2's fast-path relation locks (the vxid lock still partitioned)",
-        locks: "LockFastPath (the backend's own), LockManager for the vxid, ProcArrayLock shared, the index root's buffer locks",
-        counted: Transactions, "fast-path relation locks, partitioned vxid, snapshot, work",
+        locks: "LockFastPath (the backend's own), LockManager for the vxid, ProcArrayLock 2 shared, BufferMapping and BufferContent 4 shared each (the index lookup)",
+        counted: Transactions, "fast-path relation locks, partitioned vxid, 2 snapshots, index lookup, work",
             "pgbench -S with 9.2's fast-path relation locks: the vxid lock through its \
              partition, the relation locks under the backend's own fpInfoLock",
         clog: false, proc_array: true, snapshots: true, pin: false,
@@ -245,10 +249,10 @@ workloads! {
     SelectLazyVxid {
         name: "select-lazy-vxid",
         description: "pgbench -S with fast-path relation locks and lazy vxid locks: no lock-partition traffic",
-        locks: "LockFastPath (the backend's own), ProcArrayLock shared, the index root's buffer locks",
-        counted: Transactions, "fast-path and lazy vxid locks, snapshot, work",
+        locks: "LockFastPath (the backend's own), ProcArrayLock 2 shared, BufferMapping and BufferContent 4 shared each (the index lookup)",
+        counted: Transactions, "fast-path and lazy vxid locks, 2 snapshots, index lookup, work",
             "pgbench -S with fast-path relation locks and lazy vxid locks: only the backend's \
-             own fpInfoLock and ProcArrayLock",
+             own fpInfoLock, ProcArrayLock and the index lookup's buffer locks",
         clog: false, proc_array: true, snapshots: true, pin: false,
         lmgr: Some(LmgrRelease::LazyVxid),
         transaction: select_lmgr::lazy_vxid,
@@ -299,6 +303,25 @@ impl Workload {
     /// The lock manager a `pgbench -S` workload of seed 000's thread runs, if it is one.
     pub fn lmgr(self) -> Option<LmgrRelease> {
         self.info().lmgr
+    }
+    /// Whether the workload takes the lock manager's LWLocks (the `select-*` shapes and
+    /// `pgbench-n`).
+    pub fn uses_lock_manager(self) -> bool {
+        self.lmgr().is_some() || self == Workload::PgbenchN
+    }
+    /// The buffer-mapping partitions of the `pgbench_accounts` pages the workload reads, if it
+    /// reads them: 16 for the 9.1 and 9.2 shapes (`NUM_BUFFER_PARTITIONS` until 9.5), 128 for
+    /// the others.
+    pub fn accounts_partitions(self) -> Option<usize> {
+        match self {
+            Workload::SelectLmgr | Workload::SelectFastpath | Workload::SelectLazyVxid => {
+                Some(crate::bufmgr::NUM_BUFFER_PARTITIONS_91)
+            }
+            Workload::PgbenchSelect | Workload::PgbenchN => {
+                Some(crate::buffer_pool::NUM_BUFFER_PARTITIONS)
+            }
+            _ => None,
+        }
     }
     /// Whether each thread keeps the hot buffer pinned for the whole trial.
     pub fn holds_pin(self) -> bool {
