@@ -6,7 +6,8 @@
 //! at the machine's compute limit are a tie), at as many clients or more.
 //!
 //! On the coherence model with residency, grant-time atomics and a store buffer both locks reach
-//! that limit (80 hardware threads × 1 / 128 µs ≈ 625k TPS) at 80 clients and hold it at 160:
+//! that limit (40 cores, each with its SMT sibling at `smt_share` 0.65: 40 × 1.3 / 128 µs ≈ 406k
+//! TPS) at 80 clients and hold it at 160:
 //! the direction is kept, but the lead the POWER8 benchmarks of 2015 measured is not reproduced
 //! by this workload on this profile (on the earlier, request-time model the classic lock peaked
 //! at 250k TPS at 32 clients). See docs/results.md.
