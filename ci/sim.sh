@@ -30,7 +30,7 @@ echo "== lwsim: held against published curves (folly's spinlocks and RW spinlock
 cargo test --release -p lwlock --test sim_published
 cargo test --release -p flexlock --test sim_group
 
-echo "== lwsim: lwbench --engine sim (determinism, the acceptance sweep's files and columns, group-lock costs, bad input)"
+echo "== lwsim: lwbench --engine sim (determinism, the acceptance sweep's files and columns, group-lock costs, --work's cost on the pgbench shapes, bad input)"
 cargo test --release -p bench --features stats --test sim_engine
 echo "== lwsim: lwbench's sweep tools (--jobs leaves every file byte-identical, --set, --sensitivity, bad values)"
 cargo test --release -p bench --features stats --test sim_tools

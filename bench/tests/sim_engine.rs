@@ -5,7 +5,7 @@
 #![cfg(lwsim)]
 
 mod common;
-use common::{bench, csv_rows, out_dir, run_ok};
+use common::{bench, csv_rows, num, out_dir, run_ok};
 
 #[test]
 fn the_same_point_twice_gives_identical_rows_and_trials_differ() {
@@ -303,4 +303,66 @@ fn bad_input_exits_2_naming_the_argument() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--engine"));
     let _ = std::fs::remove_file(bad_file);
+}
+
+/// `--work` costs what it says on every shape that stands for a pgbench transaction: at one
+/// client, the simulated time per transaction with `--work 1000` less that with `--work 0` is
+/// the 1000 ns `Worker::work` charges, within the window's cut of one transaction at each
+/// edge. The profile's `memory_ns` (a line's first touch) is set to 0: the accounts pages are
+/// 19 000 lines drawn at random, so how many first touches fall in a window depends on how many
+/// transactions ran before it, which `--work` changes; the sampler is off for the same reason
+/// (its passes come per unit of time, not per transaction).
+#[test]
+fn work_costs_its_nanoseconds_on_every_pgbench_shape() {
+    let shapes: Vec<&str> = lwbench::shapes::GROUPS
+        .iter()
+        .flat_map(|(_, _, shapes)| shapes.iter().copied())
+        .collect();
+    let list = shapes.join(",");
+    let per_txn = |work: &str| {
+        let d = out_dir("sim", &format!("work-{work}"));
+        run_ok(&[
+            "--engine",
+            "sim",
+            "--cores",
+            "4",
+            "--workload",
+            &list,
+            "--locks",
+            "atomic",
+            "--threads",
+            "1",
+            "--trials",
+            "1",
+            "--duration",
+            "4ms",
+            "--warmup",
+            "200us",
+            "--work",
+            work,
+            "--set",
+            "memory_ns=0",
+            "--sample-interval",
+            "off",
+            "--out",
+            d.to_str().unwrap(),
+        ]);
+        csv_rows(&d.join("results.csv"))
+            .into_iter()
+            .map(|r| {
+                let ns = num(&r, "duration_s") * 1e9 / num(&r, "txns");
+                (r["workload"].clone(), ns)
+            })
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    let (idle, busy) = (per_txn("0"), per_txn("1000"));
+    for name in &shapes {
+        let (a, b) = (idle[*name], busy[*name]);
+        assert!(
+            (b - a - 1000.0).abs() <= 4.0,
+            "{name}: {a:.1} ns per transaction with --work 0, {b:.1} ns with --work 1000: \
+             the work costs {:.1} ns, not 1000",
+            b - a
+        );
+    }
 }

@@ -81,8 +81,8 @@ impl Counters {
     pub(crate) fn snapshot(&self) -> Option<GroupStats> {
         #[cfg(feature = "stats")]
         {
-            use lwlock::sync::Ordering::Relaxed;
-            let c = |s: Stat| self.counts[s as usize].load(Relaxed);
+            use lwlock::sync::stat_load;
+            let c = |s: Stat| stat_load(&self.counts[s as usize]);
             let groups = c(Stat::Groups);
             Some(GroupStats {
                 groups,
@@ -91,7 +91,7 @@ impl Counters {
                 } else {
                     c(Stat::GroupOps) as f64 / groups as f64
                 },
-                max_group_size: self.max_group.load(Relaxed),
+                max_group_size: stat_load(&self.max_group),
                 ops_by_leader: c(Stat::OpsByLeader),
                 ops_by_self: c(Stat::OpsBySelf),
                 clog_fallbacks: c(Stat::ClogFallbacks),

@@ -80,7 +80,7 @@ impl StatsCounters {
     pub(crate) fn snapshot(&self) -> Option<LockStats> {
         #[cfg(feature = "stats")]
         {
-            let c = |i: Stat| self.counts[i as usize].load(crate::sync::Ordering::Relaxed);
+            let c = |i: Stat| crate::sync::stat_load(&self.counts[i as usize]);
             Some(LockStats {
                 sh_acquire: c(Stat::ShAcquire),
                 ex_acquire: c(Stat::ExAcquire),

@@ -81,6 +81,21 @@ mod field;
 #[cfg(not(lwsim))]
 pub use self::field::*;
 
+/// A statistics counter's value as the harness reads it: a Relaxed load, which under lwsim is
+/// not charged to the simulated machine. Reading LWLOCK_STATS-style counters is the observer's
+/// measurement, not the simulated program's work: charged, a driver that reads the counters of
+/// thousands of locks at a measurement window's edge (a buffer pool's) spends simulated
+/// milliseconds doing it while the workers run on, and pulls every counter's line into its own
+/// cache. The counters are only ever bumped by read-modify-writes, which under lwsim write the
+/// word at once (no store buffer holds them), so the uncharged load sees every bump made so far.
+#[inline]
+pub fn stat_load(counter: &AtomicU64) -> u64 {
+    #[cfg(lwsim)]
+    return counter.as_std().load(Ordering::Relaxed);
+    #[cfg(not(lwsim))]
+    counter.load(Ordering::Relaxed)
+}
+
 /// The [`clock_nanos`] deadline `timeout` from now (saturating: a timeout too long to represent
 /// is a wait without end).
 pub fn deadline_after(timeout: ::std::time::Duration) -> u64 {
