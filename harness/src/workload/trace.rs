@@ -47,7 +47,8 @@
 //!   transaction (`unprobed.server_cpu_us_per_txn`). It is run as busy work (the simulator
 //!   charges it as compute). The time between a client's transactions (pgbench's round trip:
 //!   `clients / unprobed TPS` less the server's CPU per transaction) is idle time: a sleep, whose
-//!   oversleep on the real engine is carried into the next one so that the mean is exact.
+//!   oversleep (on the simulator the profile's timer slack with it) is carried into the next
+//!   one so that the mean is exact.
 //!   Without a `meta.json` beside the trace, the recorded gaps are run as they are and there is
 //!   no idle time ([`TraceWorkload::notes`] says so).
 //!
