@@ -21,7 +21,7 @@
 //!   order and no two clients deadlock), so N clients do not replay one sequence of pages.
 //!   Locks in dynamic shared memory (the `PgStats*` tranches), whose address differs per
 //!   backend, are one lock per tranche. Every other lock is the recorded lock, shared by every
-//!   replay client.
+//!   replay client. Each lock has a cache line of its own, as PostgreSQL pads them.
 //! * **The lock family by tranche.** Each lock is created with its tranche, so a split family
 //!   ([`crate::locks::SplitFamily`]) picks its type by tranche: `ProcArray` is the
 //!   ProcArrayLock slot, `XactSLRU` and `XactBuffer` the CLOG slot.
