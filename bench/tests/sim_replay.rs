@@ -69,7 +69,10 @@ fn the_era_families_replay_past_the_cores_on_the_many_core_profile() {
             .join("traces/pg15-N-c1")
             .display()
     );
-    let (a, b) = (out_dir("sim-replay", "era-a"), out_dir("sim-replay", "era-b"));
+    let (a, b) = (
+        out_dir("sim-replay", "era-a"),
+        out_dir("sim-replay", "era-b"),
+    );
     for d in [&a, &b] {
         run_ok(&[
             "--engine",
