@@ -20,15 +20,16 @@ D=bench/assets/replay-many
 # PostgreSQL's stuck-spinlock PANIC under the simulated CFS (docs/results.md says why).
 ATOMIC=atomic,group-clear,clog-group,atomic-empty-yield
 SPIN=classic,flexlock-2011
-common=(--engine sim --platform xeon-2s-broadwell --trials 10 --jobs "$JOBS" --seed 1)
+common=(--engine sim --platform xeon-2s-broadwell --jobs "$JOBS" --seed 1)
 S=(--workload trace:bench/traces/pg15-S-c1 --duration 10ms --warmup 3ms)
+ten=(--trials 10)
 N=(--workload trace:bench/traces/pg15-N-c1 --duration 20ms --warmup 5ms)
 part() {
     case $1 in
-    S) "$B" "${common[@]}" "${S[@]}" --locks "$ATOMIC" --threads 8,36,72,216 --out "$D/S" ;;
-    N) "$B" "${common[@]}" "${N[@]}" --locks "$ATOMIC" --threads 8,36,72,216 --out "$D/N" ;;
-    S-spin) "$B" "${common[@]}" "${S[@]}" --locks "$SPIN" --threads 8,36,72 --out "$D/S-spin" ;;
-    N-spin) "$B" "${common[@]}" "${N[@]}" --locks "$SPIN" --threads 8,36,72 --out "$D/N-spin" ;;
+    S) "$B" "${common[@]}" "${ten[@]}" "${S[@]}" --locks "$ATOMIC" --threads 8,36,72,216 --out "$D/S" ;;
+    N) "$B" "${common[@]}" "${ten[@]}" "${N[@]}" --locks "$ATOMIC" --threads 8,36,72,216 --out "$D/N" ;;
+    S-spin) "$B" "${common[@]}" "${ten[@]}" "${S[@]}" --locks "$SPIN" --threads 8,36,72 --out "$D/S-spin" ;;
+    N-spin) "$B" "${common[@]}" "${ten[@]}" "${N[@]}" --locks "$SPIN" --threads 8,36,72 --out "$D/N-spin" ;;
     # The structural option (the sensitivity arm), at the largest client count: a plain
     # store's grant opens no residency window (only an RMW's does); five seeds.
     S-residency0) "$B" "${common[@]}" "${S[@]}" --trials 5 --set residency_after_store=0 \
