@@ -12,7 +12,8 @@
 # --jobs, --set, --sensitivity; bench/tests/per_lock.rs: each lock's counters apart;
 # bench/tests/experiments.rs: every experiment file at a tiny scale; bench/tests/shards.rs:
 # --shard and lwbench merge, alone and on a real single-node Slurm; bench/tests/sim_replay.rs:
-# a recorded PostgreSQL trace replayed; bench/tests/sim_cpu.rs: CPU busy per point; the
+# a recorded PostgreSQL trace replayed, deterministically, past the cores on the many-core
+# profile, one client at the recorded rate; bench/tests/sim_cpu.rs: CPU busy per point; the
 # ticket-lock example on the simulator).
 # Usage: ci/sim.sh
 set -euo pipefail

@@ -21,7 +21,7 @@
 //!   order and no two clients deadlock), so N clients do not replay one sequence of pages.
 //!   Locks in dynamic shared memory (the `PgStats*` tranches), whose address differs per
 //!   backend, are one lock per tranche. Every other lock is the recorded lock, shared by every
-//!   replay client.
+//!   replay client. Each lock has a cache line of its own, as PostgreSQL pads them.
 //! * **The lock family by tranche.** Each lock is created with its tranche, so a split family
 //!   ([`crate::locks::SplitFamily`]) picks its type by tranche: `ProcArray` is the
 //!   ProcArrayLock slot, `XactSLRU` and `XactBuffer` the CLOG slot.
@@ -47,7 +47,8 @@
 //!   transaction (`unprobed.server_cpu_us_per_txn`). It is run as busy work (the simulator
 //!   charges it as compute). The time between a client's transactions (pgbench's round trip:
 //!   `clients / unprobed TPS` less the server's CPU per transaction) is idle time: a sleep, whose
-//!   oversleep on the real engine is carried into the next one so that the mean is exact.
+//!   oversleep (on the simulator the profile's timer slack with it) is carried into the next
+//!   one so that the mean is exact.
 //!   Without a `meta.json` beside the trace, the recorded gaps are run as they are and there is
 //!   no idle time ([`TraceWorkload::notes`] says so).
 //!

@@ -3,7 +3,6 @@
 //! lock's closure protocol, and the check of the counts after a trial.
 
 use super::{first_txn, Share, Site, Step, TraceRef, TraceWorkload, WAL_INSERT_LOCKS};
-#[cfg(not(lwsim))]
 use crate::clock;
 use crate::locks::{BenchLock, LockFamily};
 use crate::pgtrace::{Entry, Mode as TMode};
@@ -32,12 +31,18 @@ pub struct ClientState {
 }
 
 /// The replay's locks and its clients' state for one trial of family `F`.
+///
+/// Every lock has a cache line of its own, as in PostgreSQL: the main LWLocks are
+/// `LWLockPadded`, a buffer's content lock lives in its padded `BufferDesc`, a backend's
+/// `fpInfoLock` in its `PGPROC`, each WAL insertion lock (with its `insertingAt`) is
+/// `WALInsertLockPadded`. Packed side by side, the locks of different tranches and different
+/// clients would share lines, which the simulator charges as transfers PostgreSQL does not pay.
 pub struct Replay<F: LockFamily> {
     trace: &'static TraceWorkload,
-    shared: Vec<F::Lock<()>>,
-    per_client: Vec<Vec<F::Lock<()>>>,
-    wal: Vec<F::Lock<()>>,
-    wal_vars: Vec<AtomicU64>,
+    shared: Vec<CachePadded<F::Lock<()>>>,
+    per_client: Vec<Vec<CachePadded<F::Lock<()>>>>,
+    wal: Vec<CachePadded<F::Lock<()>>>,
+    wal_vars: Vec<CachePadded<AtomicU64>>,
     pub(super) clients: Box<[CachePadded<Mutex<ClientState>>]>,
 }
 
@@ -58,20 +63,24 @@ impl<F: LockFamily> Replay<F> {
             .map_or(Tranche::DEFAULT, |i| t.lock_kind[i]);
         Replay {
             trace: t,
-            shared: t.lock_kind.iter().map(|&k| F::Lock::new((), k)).collect(),
+            shared: t
+                .lock_kind
+                .iter()
+                .map(|&k| CachePadded::new(F::Lock::new((), k)))
+                .collect(),
             per_client: (0..procs)
                 .map(|_| {
                     t.per_client_locks
                         .iter()
-                        .map(|&i| F::Lock::new((), t.lock_kind[i as usize]))
+                        .map(|&i| CachePadded::new(F::Lock::new((), t.lock_kind[i as usize])))
                         .collect()
                 })
                 .collect(),
             wal: (0..WAL_INSERT_LOCKS.max(t.wal_locks))
-                .map(|_| F::Lock::new((), wal_tranche))
+                .map(|_| CachePadded::new(F::Lock::new((), wal_tranche)))
                 .collect(),
             wal_vars: (0..WAL_INSERT_LOCKS.max(t.wal_locks))
-                .map(|_| AtomicU64::new(0))
+                .map(|_| CachePadded::new(AtomicU64::new(0)))
                 .collect(),
             clients: (0..procs)
                 .map(|slot| {
@@ -108,23 +117,23 @@ impl<F: LockFamily> Replay<F> {
     ) -> (&F::Lock<()>, Option<&AtomicU64>) {
         let t = self.trace;
         match t.lock_share[id as usize] {
-            Share::Shared => (&self.shared[id as usize], None),
-            Share::ByTranche(first) => (&self.shared[first as usize], None),
+            Share::Shared => (&*self.shared[id as usize], None),
+            Share::ByTranche(first) => (&*self.shared[first as usize], None),
             Share::PerClient => {
                 let k = t
                     .per_client_locks
                     .iter()
                     .position(|&x| x == id)
                     .expect("listed");
-                (&self.per_client[slot][k], None)
+                (&*self.per_client[slot][k], None)
             }
             Share::WalInsert(k) => {
                 let i = (k as usize + slot) % self.wal.len();
-                (&self.wal[i], Some(&self.wal_vars[i]))
+                (&*self.wal[i], Some(&*self.wal_vars[i]))
             }
             Share::Drawn => {
                 let to = drawn.iter().find(|(from, _)| *from == id).expect("drawn").1;
-                (&self.shared[to as usize], None)
+                (&*self.shared[to as usize], None)
             }
         }
     }
@@ -171,17 +180,15 @@ pub(super) fn idle(ns: u64, st: &mut ClientState) {
     if want == 0 {
         return;
     }
+    // The oversleep, measured on the clock (virtual time on the simulator, where a timed sleep
+    // pays the profile's timer slack, 50 us, more than a `-S` round trip), is carried into the
+    // next idle time: pgbench's backend waits on its socket, which has no timer slack.
+    let t0 = clock::now();
     #[cfg(lwsim)]
-    {
-        lwlock::sync::sleep_micros(want.div_ceil(1000));
-        st.idle_debt_ns += want.div_ceil(1000) * 1000 - want;
-    }
+    lwlock::sync::sleep_micros(want.div_ceil(1000));
     #[cfg(not(lwsim))]
-    {
-        let t0 = clock::now();
-        std::thread::sleep(std::time::Duration::from_nanos(want));
-        st.idle_debt_ns += clock::ns_since(t0).saturating_sub(want);
-    }
+    std::thread::sleep(std::time::Duration::from_nanos(want));
+    st.idle_debt_ns += clock::ns_since(t0).saturating_sub(want);
 }
 
 /// The lock a replay client already holds, as the proc-array model's shared section.
