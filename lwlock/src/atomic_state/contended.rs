@@ -123,6 +123,16 @@ impl<P: Policy> AtomicLwLock<P> {
         }
     }
 
+    /// [`acquire_contended`](Self::acquire_contended) without a deadline, as `acquire` calls it:
+    /// one argument and a `bool` back, so that the caller's inlined fast path stays as small as
+    /// it was when the spinning policies' contended path was a call of that shape.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn acquire_contended_untimed(&self, want: Want) -> bool {
+        self.acquire_contended(want, None)
+            .expect("an acquire without deadline does not time out")
+    }
+
     /// The contended path of every acquire but PostgreSQL's own: spin (the spinning policies),
     /// queue, re-check, sleep (until woken, `deadline`, or the writer's bound), compete again.
     /// The policy's [`Rule`] decides where a writer queues and when it takes [`HANDOFF`]; a

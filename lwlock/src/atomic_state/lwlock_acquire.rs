@@ -99,9 +99,7 @@ unsafe impl<P: Policy> RawLwLock for AtomicLwLock<P> {
             Attempt::Overflow => self.shared_overflow(),
             // The drop-in policies' contended path (the spin, the handoff, the bound) lives
             // beside PostgreSQL's, which stays as it is (never under Barging).
-            Attempt::MustWait if P::HANDOFF => self
-                .acquire_contended(Want::of(mode), None)
-                .expect("an acquire without deadline does not time out"),
+            Attempt::MustWait if P::HANDOFF => self.acquire_contended_untimed(Want::of(mode)),
             Attempt::MustWait => self.acquire_slow(mode),
         }
     }
