@@ -246,13 +246,7 @@ impl Cfs {
             return false;
         }
         m.counters[c].preemptions += 1;
-        self.bank(m, id, c, clock);
-        self.cores[c].queue.push_back(id);
-        let t = &mut m.tasks[id];
-        t.core = None;
-        t.last_core = Some(c as u32);
-        t.parked = true;
-        self.cores[c].running = None;
+        self.requeue_running(m, id, c, clock);
         self.dispatch(m, c, clock);
         true
     }
@@ -395,6 +389,19 @@ impl Cfs {
         }
     }
 
+    /// Thread `id`, running on core `c`, goes back to the tail of `c`'s run queue at `at`
+    /// (preempted at its slice's end, or yielding to a queued thread): its run so far banked,
+    /// the core left without a running thread for the caller to fill.
+    fn requeue_running(&mut self, m: &mut Machine, id: usize, c: usize, at: u64) {
+        self.bank(m, id, c, at);
+        self.cores[c].queue.push_back(id);
+        let t = &mut m.tasks[id];
+        t.core = None;
+        t.last_core = Some(c as u32);
+        t.parked = true;
+        self.cores[c].running = None;
+    }
+
     /// Core `c` became free at time `at`: run the leftmost (smallest vruntime, first queued
     /// among equals) thread of its queue, or steal the leftmost of the first non-empty queue.
     fn dispatch(&mut self, m: &mut Machine, c: usize, at: u64) {
@@ -488,13 +495,7 @@ impl Scheduler<Machine> for Cfs {
         let Some(n) = self.pick_queued(m, c, at) else {
             return false;
         };
-        self.bank(m, id, c, at);
-        self.cores[c].queue.push_back(id);
-        let t = &mut m.tasks[id];
-        t.core = None;
-        t.last_core = Some(c as u32);
-        t.parked = true;
-        self.cores[c].running = None;
+        self.requeue_running(m, id, c, at);
         self.run_on(m, c, n, at);
         true
     }
