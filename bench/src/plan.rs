@@ -220,6 +220,7 @@ fn meta_json(args: &Args, probe: &perf::Probe, warmup: Duration) -> serde_json::
         "rustc": rustc,
         "rustc_build": env!("LWBENCH_RUSTC"),
         "git_commit": commit,
+        "git_commit_built": env!("LWBENCH_GIT"),
         "git_dirty": dirty,
         "cpu_model": cpu_model(),
         "host_cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),

@@ -185,6 +185,21 @@ fn meta_records_pmu_and_command_line() {
         assert!(meta.get(k).is_some(), "meta.json lacks {k}");
     }
     assert!(meta["rustc"].as_str().unwrap().starts_with("rustc "));
+    // The binary names the commit it was built from; built in this checkout by this test run, that
+    // is HEAD now (before, the build script kept the commit of the target directory's first
+    // build until build.rs itself changed).
+    if let Some(head) = std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+    {
+        assert_eq!(
+            meta["git_commit_built"].as_str(),
+            Some(String::from_utf8_lossy(&head.stdout).trim()),
+            "{meta}"
+        );
+    }
     let pmu = meta["pmu_available"].as_bool().unwrap();
     // Either the PMU works, or meta.json says why not (a VM without a PMU: ENOENT).
     assert!(
