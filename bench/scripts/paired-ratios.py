@@ -3,12 +3,16 @@
 for a run of lwbench on a host whose speed drifts (a VM whose vCPUs change mode), where a ratio of
 two medians moves between runs by more than the gaps it should show.
 
-Usage: bench/scripts/paired-ratios.py DIR --over LOCK [--threshold X] [--level P]
+Usage: bench/scripts/paired-ratios.py DIR --over LOCK [--threshold X] [--level P] [--against BASE]
   DIR            holds the results.csv (and meta.json) lwbench wrote; best with --interleave, so
                  that trial k of every lock at a point ran side by side
   --over LOCK    the reference lock (parking-lot, std, ...)
   --threshold X  the ratio a verdict is about (default 0.9)
   --level P      the confidence wanted for the interval (default 0.95)
+  --against BASE a run of the same command by another binary (before a change), trial k of BASE
+                 run next to trial k of DIR: per trial, DIR's ratio to LOCK over BASE's ratio to
+                 LOCK, with the same interval; verdict `lower` / `higher` when the whole
+                 interval is below / above 1, else `no change shown`
 
 For each point (workload, layout/snapshot, threads) and each other lock, the ratios of trial k's TPS to
 the reference's trial k; their median, and the interval between two order statistics of the
@@ -93,6 +97,43 @@ def rows_for(table, over, threshold, level):
     return out
 
 
+def against_rows(table, base, over, level):
+    """Per point and lock: trial k's ratio to `over` in `table` divided by the same in `base`."""
+    out = []
+    for point, locks in table.items():
+        blocks = base.get(point, {})
+        if over not in locks or over not in blocks:
+            continue
+        ref, bref = locks[over], blocks[over]
+        for lock, trials in locks.items():
+            if lock == over or lock not in blocks:
+                continue
+            b = blocks[lock]
+            xs = sorted((trials[k] / ref[k]) / (b[k] / bref[k]) for k in trials
+                        if k in ref and k in b and k in bref and ref[k] > 0 and bref[k] > 0 and b[k] > 0)
+            if not xs:
+                continue
+            lo, hi, cov = interval(len(xs), level)
+            a, c = xs[lo - 1], xs[hi - 1]
+            verdict = "lower" if c < 1 else "higher" if a > 1 else "no change shown"
+            out.append((point, lock, statistics.median(xs), a, c, cov, len(xs), verdict))
+    return out
+
+
+def render_against(rows, over):
+    lines = [f"| workload | layout/snapshot | threads | lock | ÷ {over}, this run ÷ the base, median "
+             f"| interval (coverage) | trials | change |", "|---|---|--:|---|--:|--:|--:|---|"]
+    for (w, v, t), lock, med, a, b, cov, n, verdict in rows:
+        lines.append(f"| {w} | {v or '–'} | {t} | {lock} | {med:.2f} | {a:.2f}–{b:.2f} "
+                     f"({cov * 100:.0f} %) | {n} | {verdict} |")
+    counts = {}
+    for r in rows:
+        counts[r[-1]] = counts.get(r[-1], 0) + 1
+    lines.append("\n" + ", ".join(f"{k}: {counts[k]}" for k in ("lower", "no change shown", "higher")
+                                   if k in counts))
+    return "\n".join(lines)
+
+
 def render(rows, over, threshold, interleaved):
     lines = []
     if not interleaved:
@@ -130,6 +171,20 @@ def self_test():
     text = render(list(got.values()), "ref", 0.9, True)
     assert "| w | – | 2 | a | 0.80 | 0.60–0.88 (96 %) | 9 | below |" in text, text
     assert "below: 1, undecided: 1, at or above: 1" in text, text
+    # --against: the base run's ratios are 0.8 for `a`; this run's are table's.
+    base = {("w", "", 2): {
+        "ref": {k: 20.0 for k in range(1, 10)},
+        "a": {k: 16.0 for k in range(1, 10)},
+    }}
+    got = against_rows(table, base, "ref", 0.95)
+    assert len(got) == 1 and got[0][1] == "a", got
+    assert abs(got[0][2] - 1.0) < 1e-12 and got[0][-1] == "no change shown", got
+    base[("w", "", 2)]["a"] = {k: 40.0 for k in range(1, 10)}
+    assert against_rows(table, base, "ref", 0.95)[0][-1] == "lower"
+    base[("w", "", 2)]["a"] = {k: 2.0 for k in range(1, 10)}
+    assert against_rows(table, base, "ref", 0.95)[0][-1] == "higher"
+    text = render_against(against_rows(table, base, "ref", 0.95), "ref")
+    assert "| w | – | 2 | a | 8.00 | 6.00–8.80 (96 %) | 9 | higher |" in text, text
     print("paired-ratios: self-test passed")
 
 
@@ -137,10 +192,12 @@ def main(argv):
     if argv[1:] == ["--self-test"]:
         self_test()
         return
-    args, over, threshold, level = [], None, 0.9, 0.95
+    args, over, threshold, level, against = [], None, 0.9, 0.95, None
     it = iter(argv[1:])
     for a in it:
-        if a == "--over":
+        if a == "--against":
+            against = next(it, None) or fail("--against needs a directory")
+        elif a == "--over":
             over = next(it, None) or fail("--over needs a lock")
         elif a in ("--threshold", "--level"):
             v = next(it, None) or fail(f"{a} needs a number")
@@ -161,10 +218,16 @@ def main(argv):
         else:
             args.append(a)
     if len(args) != 1 or over is None:
-        fail("usage: paired-ratios.py DIR --over LOCK [--threshold X] [--level P]")
+        fail("usage: paired-ratios.py DIR --over LOCK [--threshold X] [--level P] [--against BASE]")
     table, interleaved = load(args[0])
     if not any(over in locks for locks in table.values()):
         fail(f"--over {over}: no such lock in the run")
+    if against is not None:
+        base, _ = load(against)
+        if not any(over in locks for locks in base.values()):
+            fail(f"--against {against}: --over {over} is no lock of that run")
+        print(render_against(against_rows(table, base, over, level), over))
+        return
     print(render(rows_for(table, over, threshold, level), over, threshold, interleaved))
 
 
