@@ -77,6 +77,13 @@ def load(d):
     return table, interleaved
 
 
+def summary(xs, level, verdict_of):
+    """(median, lo, hi, coverage, n, verdict) of the sorted ratios `xs`."""
+    lo, hi, cov = interval(len(xs), level)
+    a, b = xs[lo - 1], xs[hi - 1]
+    return (statistics.median(xs), a, b, cov, len(xs), verdict_of(a, b))
+
+
 def rows_for(table, over, threshold, level):
     out = []
     for point in table:
@@ -90,10 +97,9 @@ def rows_for(table, over, threshold, level):
             ratios = sorted(trials[k] / ref[k] for k in trials if k in ref and ref[k] > 0)
             if not ratios:
                 continue
-            lo, hi, cov = interval(len(ratios), level)
-            a, b = ratios[lo - 1], ratios[hi - 1]
-            verdict = "below" if b < threshold else "at or above" if a >= threshold else "undecided"
-            out.append((point, lock, statistics.median(ratios), a, b, cov, len(ratios), verdict))
+            out.append((point, lock) + summary(
+                ratios, level,
+                lambda a, b: "below" if b < threshold else "at or above" if a >= threshold else "undecided"))
     return out
 
 
@@ -113,34 +119,15 @@ def against_rows(table, base, over, level):
                         if k in ref and k in b and k in bref and ref[k] > 0 and bref[k] > 0 and b[k] > 0)
             if not xs:
                 continue
-            lo, hi, cov = interval(len(xs), level)
-            a, c = xs[lo - 1], xs[hi - 1]
-            verdict = "lower" if c < 1 else "higher" if a > 1 else "no change shown"
-            out.append((point, lock, statistics.median(xs), a, c, cov, len(xs), verdict))
+            out.append((point, lock) + summary(
+                xs, level, lambda a, c: "lower" if c < 1 else "higher" if a > 1 else "no change shown"))
     return out
 
 
-def render_against(rows, over):
-    lines = [f"| workload | layout/snapshot | threads | lock | ÷ {over}, this run ÷ the base, median "
-             f"| interval (coverage) | trials | change |", "|---|---|--:|---|--:|--:|--:|---|"]
-    for (w, v, t), lock, med, a, b, cov, n, verdict in rows:
-        lines.append(f"| {w} | {v or '–'} | {t} | {lock} | {med:.2f} | {a:.2f}–{b:.2f} "
-                     f"({cov * 100:.0f} %) | {n} | {verdict} |")
-    counts = {}
-    for r in rows:
-        counts[r[-1]] = counts.get(r[-1], 0) + 1
-    lines.append("\n" + ", ".join(f"{k}: {counts[k]}" for k in ("lower", "no change shown", "higher")
-                                   if k in counts))
-    return "\n".join(lines)
-
-
-def render(rows, over, threshold, interleaved):
-    lines = []
-    if not interleaved:
-        lines.append("(not --interleave: trial k of each lock did not run side by side; paired by "
-                     "trial number only)\n")
-    lines.append(f"| workload | layout/snapshot | threads | lock | ÷ {over}, median of the trials' ratios "
-                 f"| interval (coverage) | trials | vs {threshold} |")
+def table_text(rows, value_header, verdict_header, verdicts, preface=()):
+    lines = list(preface)
+    lines.append(f"| workload | layout/snapshot | threads | lock | {value_header} "
+                 f"| interval (coverage) | trials | {verdict_header} |")
     lines.append("|---|---|--:|---|--:|--:|--:|---|")
     for (w, v, t), lock, med, a, b, cov, n, verdict in rows:
         lines.append(f"| {w} | {v or '–'} | {t} | {lock} | {med:.2f} | {a:.2f}–{b:.2f} "
@@ -148,9 +135,21 @@ def render(rows, over, threshold, interleaved):
     counts = {}
     for r in rows:
         counts[r[-1]] = counts.get(r[-1], 0) + 1
-    lines.append("\n" + ", ".join(f"{k}: {counts[k]}" for k in ("below", "undecided", "at or above")
-                                   if k in counts))
+    lines.append("\n" + ", ".join(f"{k}: {counts[k]}" for k in verdicts if k in counts))
     return "\n".join(lines)
+
+
+def render_against(rows, over):
+    return table_text(rows, f"÷ {over}, this run ÷ the base, median", "change",
+                      ("lower", "no change shown", "higher"))
+
+
+def render(rows, over, threshold, interleaved):
+    preface = () if interleaved else (
+        "(not --interleave: trial k of each lock did not run side by side; paired by "
+        "trial number only)\n",)
+    return table_text(rows, f"÷ {over}, median of the trials' ratios", f"vs {threshold}",
+                      ("below", "undecided", "at or above"), preface)
 
 
 def self_test():
