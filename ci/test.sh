@@ -13,6 +13,16 @@ cd "$(dirname "$0")/.."
 step() { printf '\n==> %s\n' "$*"; }
 start=$(date +%s)
 
+# The builds of a fresh run take about 13 GiB (debug, release, the simulator's, six model and
+# mutant configurations, the peer suites): say so at the start rather than fail on ENOSPC at the end.
+free_kib=$(df -Pk "$PWD" | awk 'NR == 2 { print $4 }')
+if [ "${free_kib:-0}" -lt $((8 * 1024 * 1024)) ]; then
+  echo "ci/test.sh: only $((free_kib / 1024 / 1024)) GiB free on the disk of $PWD; a fresh run's builds need about 13 GiB" >&2
+  exit 1
+elif [ "$free_kib" -lt $((15 * 1024 * 1024)) ]; then
+  echo "ci/test.sh: warning: $((free_kib / 1024 / 1024)) GiB free; a fresh run's builds need about 13 GiB" >&2
+fi
+
 step "no import circle between the files of a crate (the checker's self-test, then the workspace); the engine-ratio, sensitivity-matrix and paired-ratio scripts' self-tests"
 ci/import-cycles.py --self-test
 ci/import-cycles.py
