@@ -18,7 +18,9 @@
 # killed when a checker then fails. A checker that runs past its time limit does not count as a
 # kill (conservative: a model that explores longer is not a model that reports the bug). A
 # survivor's row says "not run" if no checker's baseline passed, "timed out" if every checker
-# that ran timed out, "build failed" if the mutant did not build.
+# that ran timed out, "crashed" if they timed out or died with no verdict of their own (no race,
+# deadlock, panic, failing test or memory error (SIGSEGV, SIGBUS) in the output: not a kill
+# either), "build failed" if the mutant did not build.
 # Output: one line per mutant, then the table ($MUTATION_DIR/report.md) and the score.
 # Hints (ci/mutation.list): loom:BINARY::MODEL, shuttle, unit (the whole lwlock/flexlock debug
 # suite), test:PACKAGE:BINARY (one integration test binary of that suite, e.g.
@@ -264,6 +266,7 @@ run_check() { # config tag mutant check
             cargo test --release -p lwlock --test stress >"$log" 2>&1) || rc=$?
         ;;
     esac
+    last_rc=$rc
     case $rc in
     0) return 0 ;;
     124 | 137) return 2 ;;
@@ -394,6 +397,7 @@ while IFS=$'\t' read -r name kind hints patch; do
     ran=0
     skipped=()
     timed_out=()
+    crashed=()
     mapfile -t checks < <(
         # A build-kind mutant needs its own builds; only loom ones are cheap enough to list all.
         if [ "$kind" = build ] && [ $hints_only -eq 0 ]; then
@@ -440,7 +444,21 @@ while IFS=$'\t' read -r name kind hints patch; do
                     how=$(grep -F -m1 -A1 "thread '$failed'" "$mdir/check.log" | tail -1 | cut -c1-80 || true)
                 fi
                 [ -n "$how" ] || how=$(grep -m1 -A1 'panicked at' "$mdir/check.log" | tail -1 | cut -c1-80 || true)
-                how=${how:-failed}
+            fi
+            if [ -z "$how" ] && { [ "$last_rc" = 139 ] || [ "$last_rc" = 135 ]; }; then
+                # The model followed a pointer the mutant left stale (a record published with a
+                # Relaxed store, read through before its fields): the memory error is its verdict.
+                how="memory error (signal $((last_rc - 128)) in the model)"
+            fi
+            if [ -z "$how" ]; then
+                # No checker's verdict in its output (no race, deadlock, panic, failing test or
+                # memory error): the process died of something else (an allocation failure, a
+                # signal from outside). Like a time-out, that is not a kill.
+                echo "   $name: $c exited $last_rc with no verdict of its own (not a kill)" >&2
+                verdict="survived"
+                by="-"
+                crashed+=("$c")
+                continue
             fi
             break
         elif [ $r -eq 2 ]; then
@@ -454,9 +472,14 @@ while IFS=$'\t' read -r name kind hints patch; do
         if [ $ran -eq 0 ] && [ ${#skipped[@]} -gt 0 ]; then
             verdict="not run"
             by="baseline of \`${skipped[0]}\` did not pass"
-        elif [ $ran -eq ${#timed_out[@]} ] && [ $ran -gt 0 ]; then
-            verdict="timed out"
-            by="\`${timed_out[0]}\`"
+        elif [ $ran -gt 0 ] && [ $ran -eq $((${#timed_out[@]} + ${#crashed[@]})) ]; then
+            if [ ${#crashed[@]} -gt 0 ]; then
+                verdict="crashed"
+                by="\`${crashed[0]}\` exited with no verdict"
+            else
+                verdict="timed out"
+                by="\`${timed_out[0]}\`"
+            fi
         fi
     fi
     [ "$kind" = patch ] && restore_file "$patch"
