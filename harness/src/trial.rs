@@ -556,7 +556,13 @@ impl PerLock {
                         .as_ref()
                         .map_or(Default::default(), |p| p.counters()),
                 )
-                .merge(shared.xid_gen.counters()),
+                .merge(shared.xid_gen.counters())
+                .merge(
+                    shared
+                        .scan
+                        .as_ref()
+                        .map_or(Default::default(), |p| p.counters()),
+                ),
         }
     }
 

@@ -4,7 +4,7 @@
 //! PostgreSQL locks it takes, what one transaction counts as, the settings that apply, its
 //! transaction function and its own check); each transaction function lives in a file of its
 //! own, named after the PostgreSQL code it stands for (`null.rs`, `snapshot.rs`, `end_xact.rs`,
-//! `clog.rs`, `pgbench.rs`, `buffer.rs`, `select_lmgr.rs`, and `trace.rs`, the replay of a
+//! `clog.rs`, `pgbench.rs`, `buffer.rs`, `heapgetpage.rs`, `select_lmgr.rs`, and `trace.rs`, the replay of a
 //! recorded PostgreSQL trace, `trace:FILE`); the steps they are made of (`GetSnapshotData`,
 //! `ProcArrayEndTransaction`, the CLOG commit, a buffer read) are `steps.rs`; a thread's state
 //! is `worker.rs`, the section checks `section_check.rs`. This file holds what every workload
@@ -24,6 +24,10 @@
 //! | `pin` | pin a hot buffer (atomic refcount in its header), read it under its content lock shared, `--work` (the page's tuples, processed with the lock released), unpin | 1 shared |
 //! | `pin-held` | the same read and `--work`, the pin kept across accesses | 1 shared |
 //! | `pin-vm` | the hot page kept pinned; each read checks its visibility-map bit with no lock, then `--work` (seed 003's patch 3) | none |
+//! | `scan-93` | one heap page of a synchronized sequential scan as 9.3 read it (seed 003's patch 1, master; `heapgetpage.rs`, [`crate::bufmgr::ScanBuffers`]): the previous page's unpin (header spinlock), `ReadBuffer` (mapping partition shared, pin under the header spinlock), the visible tuples and `PD_ALL_VISIBLE` under the content lock shared, `--work`; the scanners walk one ring of 32 heap pages in step | 2 shared, 2 header spinlocks |
+//! | `pin-93` | `scan-93` with the map page read per heap page as 9.3's `visibilitymap_test` with no buffer kept (patch 2): mapping partition shared and pin, the bit read with no content lock, unpin | 3 shared, 4 header spinlocks |
+//! | `pin-93-locked` | not in the thread: `pin-93` with the bit read under the map page's content lock shared (a lock 9.3 did not take; the earlier `pin` shape's), for a with/without comparison | 4 shared, 4 header spinlocks |
+//! | `pin-vm-93` | `scan-93` with the map page kept pinned from the scan's first page (patch 3): one load | 2 shared, 2 header spinlocks |
 //! | `trace:FILE` | one recorded PostgreSQL transaction replayed through the locks' entry points (`trace.rs`) | as recorded |
 //!
 //! `--work` in the pin workloads is the per-page work of a sequential scan: `heapgetpage`
@@ -57,6 +61,7 @@
 mod buffer;
 mod clog;
 mod end_xact;
+mod heapgetpage;
 mod info;
 mod null;
 mod pgbench;
@@ -75,7 +80,7 @@ pub use table::Workload;
 pub use worker::{Worker, WorkerConfig};
 
 use crate::buffer_pool::AccountsPages;
-use crate::bufmgr::HotPage;
+use crate::bufmgr::{HotPage, ScanBuffers};
 use crate::lmgr::LockManager;
 use crate::locks::{BenchLock, LockFamily};
 use crate::pgshared::{
@@ -150,6 +155,9 @@ pub struct Shared<F: LockFamily> {
     /// `pgbench_accounts`' pages at scale 10 (the shapes that stand for `pgbench -S` and
     /// `-N`).
     pub accounts: Option<AccountsPages<F>>,
+    /// The scanned table's heap pages and visibility-map page of the 9.3 scan workloads
+    /// (seed 003).
+    pub scan: Option<Box<ScanBuffers<F>>>,
     /// Set by the driver when the trial's time is up.
     pub stop: AtomicBool,
     /// Section checks of ProcArrayLock.
@@ -197,6 +205,9 @@ impl<F: LockFamily> Shared<F> {
             xids: XidGen::default(),
             xid_gen: F::Lock::new((), Tranche::XID_GEN),
             accounts: workload.accounts_partitions().map(AccountsPages::new),
+            scan: workload
+                .scan_vm_check()
+                .map(|_| Box::new(ScanBuffers::new())),
             stop: AtomicBool::new(false),
             proc_array_check: Default::default(),
             clog_check: Default::default(),
@@ -256,6 +267,9 @@ pub fn run_until_stopped<F: LockFamily>(workload: Workload, s: &Shared<F>, w: &m
     }
     if workload.holds_pin() {
         s.buffer.unpin();
+    }
+    if let Some(vm) = workload.scan_vm_check() {
+        heapgetpage::end_scan(vm, s, w);
     }
     // A snapshot-workload writer leaves its last transaction running; end it outside the count
     // so that the proc array is clean for the checks.
