@@ -76,6 +76,11 @@ pub struct HotPage<F: LockFamily> {
     hdr: Box<BufHdr<F::Lock<Page>>>,
     /// Buffer accesses completed (checked against the operations counted).
     reads: CachePadded<AtomicU32>,
+    /// The 9.3 scan workloads' table (seed 003), carried here rather than beside the root page
+    /// in the trial's shared state, so that the other workloads' shared state keeps its
+    /// layout: their simulated runs are sensitive to which fields share a line (this field
+    /// sits in the padding of `reads`' 128 bytes, and `Option<HotPage>` keeps its size).
+    scan: Option<Box<ScanBuffers<F>>>,
 }
 
 impl<F: LockFamily> std::fmt::Debug for HotPage<F> {
@@ -106,7 +111,22 @@ impl<F: LockFamily> HotPage<F> {
                 content: F::Lock::new(Page::default(), Tranche::BUFFER_CONTENT),
             }),
             reads: CachePadded::new(AtomicU32::new(0)),
+            scan: None,
         }
+    }
+
+    /// A pool for the 9.3 scan workloads: the root page (unused by them) and the scanned
+    /// table's buffers ([`ScanBuffers`]).
+    pub fn with_scan(partition: usize) -> Self {
+        HotPage {
+            scan: Some(Box::new(ScanBuffers::new())),
+            ..Self::new(partition)
+        }
+    }
+
+    /// The scanned table's buffers, if this pool has them.
+    pub fn scan(&self) -> Option<&ScanBuffers<F>> {
+        self.scan.as_deref()
     }
 
     /// `PinBuffer`/`UnpinBuffer` of 9.1: the pin count moved by `delta` under the header
@@ -139,21 +159,24 @@ impl<F: LockFamily> HotPage<F> {
         self.reads.load(Ordering::Relaxed)
     }
 
-    /// After a trial: no pin left.
+    /// After a trial: no pin left (on the scanned table's pages either).
     pub fn check(&self) -> Result<(), String> {
         let pins = self.hdr.refcount.load(Ordering::Acquire);
         if pins != 0 {
             return Err(format!("hot page left with {pins} pins"));
         }
-        Ok(())
+        self.scan.as_ref().map_or(Ok(()), |s| s.check())
     }
 
-    /// The mapping partition locks' and the content lock's counters, merged.
+    /// The mapping partition locks' and the content lock's counters (and the scanned table's),
+    /// merged.
     pub fn counters(&self) -> crate::locks::LockCounters {
-        self.mapping
+        let own = self
+            .mapping
             .iter()
             .map(|p| p.counters())
-            .fold(self.hdr.content.counters(), |a, c| a.merge(c))
+            .fold(self.hdr.content.counters(), |a, c| a.merge(c));
+        self.scan.as_ref().map_or(own, |s| own.merge(s.counters()))
     }
 }
 

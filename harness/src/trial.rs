@@ -534,7 +534,8 @@ struct PerLock {
     clog: LockCounters,
     null: LockCounters,
     buffer: LockCounters,
-    /// Every other lock: the lock manager's, the accounts pages', XidGenLock.
+    /// Every other lock: the lock manager's, the accounts pages', XidGenLock (and the root
+    /// page's pool: the 9.3 scans' pages).
     rest: LockCounters,
 }
 
@@ -556,13 +557,7 @@ impl PerLock {
                         .as_ref()
                         .map_or(Default::default(), |p| p.counters()),
                 )
-                .merge(shared.xid_gen.counters())
-                .merge(
-                    shared
-                        .scan
-                        .as_ref()
-                        .map_or(Default::default(), |p| p.counters()),
-                ),
+                .merge(shared.xid_gen.counters()),
         }
     }
 

@@ -80,7 +80,7 @@ pub use table::Workload;
 pub use worker::{Worker, WorkerConfig};
 
 use crate::buffer_pool::AccountsPages;
-use crate::bufmgr::{HotPage, ScanBuffers};
+use crate::bufmgr::HotPage;
 use crate::lmgr::LockManager;
 use crate::locks::{BenchLock, LockFamily};
 use crate::pgshared::{
@@ -146,7 +146,9 @@ pub struct Shared<F: LockFamily> {
     /// The lock manager's partition and fast-path locks (empty but for the `select-*`
     /// workloads and `pgbench-n`).
     pub lmgr: LockManager<F>,
-    /// The primary key's root page of the `select-*` workloads, reached as 9.1 reached it.
+    /// The primary key's root page of the `select-*` workloads, reached as 9.1 reached it; for
+    /// the 9.3 scan workloads, the pool that carries the scanned table's buffers
+    /// ([`HotPage::scan`]).
     pub root_page: Option<HotPage<F>>,
     /// The xid counter.
     pub xids: XidGen,
@@ -155,9 +157,6 @@ pub struct Shared<F: LockFamily> {
     /// `pgbench_accounts`' pages at scale 10 (the shapes that stand for `pgbench -S` and
     /// `-N`).
     pub accounts: Option<AccountsPages<F>>,
-    /// The scanned table's heap pages and visibility-map page of the 9.3 scan workloads
-    /// (seed 003).
-    pub scan: Option<Box<ScanBuffers<F>>>,
     /// Set by the driver when the trial's time is up.
     pub stop: AtomicBool,
     /// Section checks of ProcArrayLock.
@@ -201,13 +200,13 @@ impl<F: LockFamily> Shared<F> {
                 0
             }),
             // Any fixed partition: the root's tag always hashes to the same one.
-            root_page: workload.lmgr().map(|_| HotPage::new(7)),
+            root_page: workload
+                .lmgr()
+                .map(|_| HotPage::new(7))
+                .or_else(|| workload.scan_vm_check().map(|_| HotPage::with_scan(7))),
             xids: XidGen::default(),
             xid_gen: F::Lock::new((), Tranche::XID_GEN),
             accounts: workload.accounts_partitions().map(AccountsPages::new),
-            scan: workload
-                .scan_vm_check()
-                .map(|_| Box::new(ScanBuffers::new())),
             stop: AtomicBool::new(false),
             proc_array_check: Default::default(),
             clog_check: Default::default(),

@@ -279,7 +279,6 @@ workloads! {
              visible tuples and PD_ALL_VISIBLE under the content lock shared, --work",
         clog: false, proc_array: false, snapshots: false, pin: false, lmgr: None,
         transaction: heapgetpage::scan_93,
-        check: heapgetpage::check_scan,
         bad_reads: "heap pages found not all-visible",
     }
     Pin93 {
@@ -291,7 +290,6 @@ workloads! {
              page taken and released for the page (no content lock on the map page)",
         clog: false, proc_array: false, snapshots: false, pin: false, lmgr: None,
         transaction: heapgetpage::pin_93,
-        check: heapgetpage::check_scan,
         bad_reads: "map reads found the page not all-visible",
     }
     Pin93Locked {
@@ -303,7 +301,6 @@ workloads! {
              shared (model-only: 9.3 read the bit with no lock)",
         clog: false, proc_array: false, snapshots: false, pin: false, lmgr: None,
         transaction: heapgetpage::pin_93_locked,
-        check: heapgetpage::check_scan,
         bad_reads: "map reads found the page not all-visible",
     }
     PinVm93 {
@@ -315,7 +312,6 @@ workloads! {
              page pinned once per scan)",
         clog: false, proc_array: false, snapshots: false, pin: false, lmgr: None,
         transaction: heapgetpage::pin_vm_93,
-        check: heapgetpage::check_scan,
         bad_reads: "map reads found the page not all-visible",
     }
 }
