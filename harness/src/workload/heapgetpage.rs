@@ -13,8 +13,8 @@
 //!   place, under the heap page's content lock (the patches are not in the thread: the place
 //!   is where the flag was read). Patch 2 calls it with no buffer kept: `vm_readbuf`
 //!   (`ReadBuffer` of the map page: mapping partition shared, `PinBuffer` under the map
-//!   buffer's header spinlock), the bit read with **no content lock** ("A single-bit read is
-//!   atomic"), `ReleaseBuffer` (header spinlock). Patch 3 keeps the map buffer pinned from the
+//!   buffer's header spinlock), the bit read with **no content lock** ("we're only looking at a
+//!   single bit"), `ReleaseBuffer` (header spinlock). Patch 3 keeps the map buffer pinned from the
 //!   scan's first page (`PinBuffer` only when `PrivateRefCount` goes 0 → 1), so a page's check
 //!   is one load;
 //! * `--work`: the page's tuples, processed with the lock released and the page still pinned
