@@ -1,5 +1,5 @@
 //! A counting lock family: any family's locks, each acquisition counted by the lock's tranche
-//! and mode, so that what a workload's transaction takes is counted, not read off its code
+//! and mode (and a buffer header's spinlock, by [`count_spinlock`]), so that what a workload's transaction takes is counted, not read off its code
 //! (the shape-against-PostgreSQL table of `docs/results.md` is made with it).
 //!
 //! Harness plumbing: it mirrors no PostgreSQL function. A shared section counts as `shared`,
@@ -32,6 +32,14 @@ pub struct CountingFamily<F>(std::marker::PhantomData<F>);
 
 impl<F: LockFamily> LockFamily for CountingFamily<F> {
     type Lock<T: Send + Sync + 'static> = Counting<F::Lock<T>>;
+    const COUNTING: bool = true;
+}
+
+/// Counts one acquisition of a spinlock that is not one of the family's locks (a buffer
+/// header's `slock_t`), as `(name, "spinlock")`; called only where [`LockFamily::COUNTING`]
+/// is set.
+pub fn count_spinlock(name: &'static str) {
+    COUNTS.with(|c| *c.borrow_mut().entry((name, "spinlock")).or_insert(0) += 1);
 }
 
 /// A lock of [`CountingFamily`].

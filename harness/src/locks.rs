@@ -122,6 +122,11 @@ pub trait LockFamily: 'static {
     /// The lock protecting a `T`.
     type Lock<T: Send + Sync + 'static>: BenchLock<T>;
 
+    /// Whether the family counts what a transaction takes (`crate::counting`): code that takes
+    /// something other than a lock of the family (a buffer header's spinlock) counts it too
+    /// when this is set, and compiles the count away when it is not.
+    const COUNTING: bool = false;
+
     /// How `lwtorture` drives this family: by default through [`BenchLock`] only
     /// ([`TortureVisitor::closure`]); a family with a richer interface overrides it (the raw
     /// LWLocks: [`TortureVisitor::raw`]). A registry entry may override it again (see

@@ -534,7 +534,8 @@ struct PerLock {
     clog: LockCounters,
     null: LockCounters,
     buffer: LockCounters,
-    /// Every other lock: the lock manager's, the accounts pages', XidGenLock.
+    /// Every other lock: the lock manager's, the accounts pages', XidGenLock (and the root
+    /// page's pool: the 9.3 scans' pages).
     rest: LockCounters,
 }
 

@@ -4,7 +4,7 @@
 //! PostgreSQL locks it takes, what one transaction counts as, the settings that apply, its
 //! transaction function and its own check); each transaction function lives in a file of its
 //! own, named after the PostgreSQL code it stands for (`null.rs`, `snapshot.rs`, `end_xact.rs`,
-//! `clog.rs`, `pgbench.rs`, `buffer.rs`, `select_lmgr.rs`, and `trace.rs`, the replay of a
+//! `clog.rs`, `pgbench.rs`, `buffer.rs`, `heapgetpage.rs`, `select_lmgr.rs`, and `trace.rs`, the replay of a
 //! recorded PostgreSQL trace, `trace:FILE`); the steps they are made of (`GetSnapshotData`,
 //! `ProcArrayEndTransaction`, the CLOG commit, a buffer read) are `steps.rs`; a thread's state
 //! is `worker.rs`, the section checks `section_check.rs`. This file holds what every workload
@@ -24,6 +24,10 @@
 //! | `pin` | pin a hot buffer (atomic refcount in its header), read it under its content lock shared, `--work` (the page's tuples, processed with the lock released), unpin | 1 shared |
 //! | `pin-held` | the same read and `--work`, the pin kept across accesses | 1 shared |
 //! | `pin-vm` | the hot page kept pinned; each read checks its visibility-map bit with no lock, then `--work` (seed 003's patch 3) | none |
+//! | `scan-93` | one heap page of a synchronized sequential scan as 9.3 read it (seed 003's patch 1, master; `heapgetpage.rs`, [`crate::bufmgr::ScanBuffers`]): the previous page's unpin (header spinlock), `ReadBuffer` (mapping partition shared, pin under the header spinlock), the visible tuples and `PD_ALL_VISIBLE` under the content lock shared, `--work`; the scanners walk one ring of 32 heap pages in step | 2 shared, 2 header spinlocks |
+//! | `pin-93` | `scan-93` with the map page read per heap page as 9.3's `visibilitymap_test` with no buffer kept (patch 2): mapping partition shared and pin, the bit read with no content lock, unpin | 3 shared, 4 header spinlocks |
+//! | `pin-93-locked` | not in the thread: `pin-93` with the bit read under the map page's content lock shared (a lock 9.3 did not take; the earlier `pin` shape's), for a with/without comparison | 4 shared, 4 header spinlocks |
+//! | `pin-vm-93` | `scan-93` with the map page kept pinned from the scan's first page (patch 3): one load | 2 shared, 2 header spinlocks |
 //! | `trace:FILE` | one recorded PostgreSQL transaction replayed through the locks' entry points (`trace.rs`) | as recorded |
 //!
 //! `--work` in the pin workloads is the per-page work of a sequential scan: `heapgetpage`
@@ -57,6 +61,7 @@
 mod buffer;
 mod clog;
 mod end_xact;
+mod heapgetpage;
 mod info;
 mod null;
 mod pgbench;
@@ -141,7 +146,9 @@ pub struct Shared<F: LockFamily> {
     /// The lock manager's partition and fast-path locks (empty but for the `select-*`
     /// workloads and `pgbench-n`).
     pub lmgr: LockManager<F>,
-    /// The primary key's root page of the `select-*` workloads, reached as 9.1 reached it.
+    /// The primary key's root page of the `select-*` workloads, reached as 9.1 reached it; for
+    /// the 9.3 scan workloads, the pool that carries the scanned table's buffers
+    /// ([`HotPage::scan`]).
     pub root_page: Option<HotPage<F>>,
     /// The xid counter.
     pub xids: XidGen,
@@ -193,7 +200,10 @@ impl<F: LockFamily> Shared<F> {
                 0
             }),
             // Any fixed partition: the root's tag always hashes to the same one.
-            root_page: workload.lmgr().map(|_| HotPage::new(7)),
+            root_page: workload
+                .lmgr()
+                .map(|_| HotPage::new(7))
+                .or_else(|| workload.scan_vm_check().map(|_| HotPage::with_scan(7))),
             xids: XidGen::default(),
             xid_gen: F::Lock::new((), Tranche::XID_GEN),
             accounts: workload.accounts_partitions().map(AccountsPages::new),
@@ -256,6 +266,9 @@ pub fn run_until_stopped<F: LockFamily>(workload: Workload, s: &Shared<F>, w: &m
     }
     if workload.holds_pin() {
         s.buffer.unpin();
+    }
+    if let Some(vm) = workload.scan_vm_check() {
+        heapgetpage::end_scan(vm, s, w);
     }
     // A snapshot-workload writer leaves its last transaction running; end it outside the count
     // so that the proc array is clean for the checks.

@@ -10,7 +10,7 @@
 use super::info::{Counted, Info};
 use super::trace::TraceRef;
 use super::worker::Worker;
-use super::{buffer, clog, end_xact, null, pgbench, select_lmgr, snapshot, Shared};
+use super::{buffer, clog, end_xact, heapgetpage, null, pgbench, select_lmgr, snapshot, Shared};
 use crate::lmgr::LmgrRelease;
 use crate::locks::LockFamily;
 
@@ -269,6 +269,51 @@ workloads! {
         check: buffer::check_pin_vm,
         bad_reads: "map reads found the page not all-visible",
     }
+    Scan93 {
+        name: "scan-93",
+        description: "one heap page of a sequential scan as 9.3 read it (seed 003's patch 1, master): the previous page unpinned, the page's mapping partition shared and pin under its header spinlock, its content lock shared around the visible tuples and PD_ALL_VISIBLE, then --work",
+        locks: "BufferMapping 1 shared (16 partitions), BufferContent 1 shared; 2 buffer-header spinlocks (pin, the previous page's unpin)",
+        counted: Transactions, "one heap page",
+            "one heap page of a synchronized sequential scan on 9.3: the previous page's \
+             unpin, ReadBuffer (mapping partition shared, pin under the header spinlock), the \
+             visible tuples and PD_ALL_VISIBLE under the content lock shared, --work",
+        clog: false, proc_array: false, snapshots: false, pin: false, lmgr: None,
+        transaction: heapgetpage::scan_93,
+        bad_reads: "heap pages found not all-visible",
+    }
+    Pin93 {
+        name: "pin-93",
+        description: "scan-93 with the visibility-map page read per heap page as 9.3's visibilitymap_test with no buffer kept (seed 003's patch 2): its mapping partition shared, pin and unpin under the map buffer's header spinlock, the bit read with no content lock",
+        locks: "BufferMapping 2 shared (16 partitions), BufferContent 1 shared (the heap page's); 4 buffer-header spinlocks (2 on the map page)",
+        counted: Transactions, "one heap page, the map page pinned and released",
+            "one heap page of scan-93, its visibility-map bit read through a pin of the map \
+             page taken and released for the page (no content lock on the map page)",
+        clog: false, proc_array: false, snapshots: false, pin: false, lmgr: None,
+        transaction: heapgetpage::pin_93,
+        bad_reads: "map reads found the page not all-visible",
+    }
+    Pin93Locked {
+        name: "pin-93-locked",
+        description: "not in the thread: pin-93 with the map bit read under the map page's content lock shared (a lock 9.3 did not take), for a with/without comparison",
+        locks: "BufferMapping 2 shared (16 partitions), BufferContent 2 shared (the heap page's, the map page's); 4 buffer-header spinlocks",
+        counted: Transactions, "one heap page, the map page pinned, locked and released",
+            "one heap page of pin-93 with its map bit read under the map page's content lock \
+             shared (model-only: 9.3 read the bit with no lock)",
+        clog: false, proc_array: false, snapshots: false, pin: false, lmgr: None,
+        transaction: heapgetpage::pin_93_locked,
+        bad_reads: "map reads found the page not all-visible",
+    }
+    PinVm93 {
+        name: "pin-vm-93",
+        description: "scan-93 with the visibility-map page kept pinned from the scan's first page (seed 003's patch 3): the bit read with one load, no lock",
+        locks: "BufferMapping 1 shared (16 partitions), BufferContent 1 shared (the heap page's); 2 buffer-header spinlocks (the map page's pin once per scan)",
+        counted: Transactions, "one heap page, the map page kept pinned",
+            "one heap page of scan-93, its visibility-map bit read with one load (the map \
+             page pinned once per scan)",
+        clog: false, proc_array: false, snapshots: false, pin: false, lmgr: None,
+        transaction: heapgetpage::pin_vm_93,
+        bad_reads: "map reads found the page not all-visible",
+    }
 }
 
 impl Workload {
@@ -320,6 +365,17 @@ impl Workload {
             Workload::PgbenchSelect | Workload::PgbenchN => {
                 Some(crate::buffer_pool::NUM_BUFFER_PARTITIONS)
             }
+            _ => None,
+        }
+    }
+    /// What a 9.3 scan workload (seed 003) does with the visibility-map page, if it is one.
+    pub fn scan_vm_check(self) -> Option<crate::bufmgr::VmCheck> {
+        use crate::bufmgr::VmCheck;
+        match self {
+            Workload::Scan93 => Some(VmCheck::PageFlag),
+            Workload::Pin93 => Some(VmCheck::PinPerPage),
+            Workload::Pin93Locked => Some(VmCheck::PinPerPageLocked),
+            Workload::PinVm93 => Some(VmCheck::KeptPinned),
             _ => None,
         }
     }
