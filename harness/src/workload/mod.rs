@@ -267,9 +267,7 @@ pub fn run_until_stopped<F: LockFamily>(workload: Workload, s: &Shared<F>, w: &m
     if workload.holds_pin() {
         s.buffer.unpin();
     }
-    if let Some(vm) = workload.scan_vm_check() {
-        heapgetpage::end_scan(vm, s, w);
-    }
+    workload.end_own(s, w);
     // A snapshot-workload writer leaves its last transaction running; end it outside the count
     // so that the proc array is clean for the checks.
     if w.xid != INVALID_XID {

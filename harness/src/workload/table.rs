@@ -379,6 +379,13 @@ impl Workload {
             _ => None,
         }
     }
+    /// What a worker leaves behind at the end of a trial that its own workload releases: a 9.3
+    /// scan's last heap page and, under patch 3, the map page it kept pinned.
+    pub(super) fn end_own<F: LockFamily>(self, s: &Shared<F>, w: &Worker) {
+        if let Some(vm) = self.scan_vm_check() {
+            heapgetpage::end_scan(vm, s, w);
+        }
+    }
     /// Whether each thread keeps the hot buffer pinned for the whole trial.
     pub fn holds_pin(self) -> bool {
         self.info().holds_pin
