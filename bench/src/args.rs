@@ -3,6 +3,7 @@
 
 use clap::{CommandFactory, Parser};
 use lwharness::engine::Engine;
+use lwharness::era_traffic::EraTraffic;
 pub use lwharness::parse::parse_duration;
 use lwharness::parse::{self, parse_seed};
 use lwharness::registry::LockKind;
@@ -183,6 +184,13 @@ pub struct Args {
     /// shared (one computes, others copy), or all. Applies to the workloads that take snapshots.
     #[arg(long, value_delimiter = ',', default_value = "scan", value_parser = parse_strategy)]
     pub snapshot: Vec<Vec<Strategy>>,
+    /// 9.1's shared traffic added to the `select-*` shapes, comma-separated: sinval
+    /// (`SIGetDataEntries`: SInvalReadLock shared + the msgnumLock spinlock, 4 per transaction),
+    /// freelist (the lock tables' dynahash freelist spinlocks, per entry created or removed),
+    /// all, or none. Other workloads ignore it. With --experiment, it replaces the file's
+    /// `era_traffic` (for the with/without arms).
+    #[arg(long, default_value = "none", value_parser = EraTraffic::parse, value_name = "ADDITION[,ADDITION]")]
+    pub era_traffic: EraTraffic,
     /// Wait-event sampling interval, or `off` for no sampler. The sampler is a thread of its
     /// own that competes with the workers; its cost is reported (`sampler_cpu_pct`).
     #[arg(long, default_value = "1ms", value_parser = parse_sample_interval)]
@@ -475,6 +483,8 @@ pub struct Given {
     pub platform: bool,
     /// `--cores`.
     pub cores: bool,
+    /// `--era-traffic`.
+    pub era_traffic: bool,
 }
 
 /// Turns an experiment into the sweep's arguments: workloads, locks, clients, work, layout
@@ -490,6 +500,9 @@ pub fn apply_experiment(exp: &crate::experiment::Experiment, args: &mut Args, gi
     args.work = f.workload.work;
     args.write_pct = f.workload.write_pct;
     args.procs = f.workload.procs;
+    if !given.era_traffic {
+        args.era_traffic = exp.era_traffic;
+    }
     if !exp.layouts.is_empty() {
         args.layout = vec![exp.layouts.clone()];
     }

@@ -7,6 +7,7 @@
 //! into the arguments of an ordinary sweep, so the usual files are written; [`write_table`] then writes
 //! `experiment.md`: the seed's figures beside ours. The schema is in the guide, "Experiments".
 
+use lwharness::era_traffic::EraTraffic;
 use lwharness::parse::parse_duration;
 use lwharness::registry::LockKind;
 use lwharness::snapshot::{Layout, Strategy};
@@ -94,6 +95,9 @@ pub struct WorkloadSpec {
     pub layout: Option<Vec<String>>,
     /// `--snapshot` (default: scan).
     pub snapshot: Option<Vec<String>>,
+    /// `--era-traffic` (default: none): 9.1's shared traffic added to the `select-*` shapes;
+    /// `--era-traffic` on the command line replaces it.
+    pub era_traffic: Option<Vec<String>>,
 }
 
 /// `[sim]` and `[real]`: trial lengths on one engine.
@@ -157,6 +161,8 @@ pub struct Experiment {
     pub layouts: Vec<Layout>,
     /// `workload.snapshot`, resolved.
     pub strategies: Vec<Strategy>,
+    /// `workload.era_traffic`, resolved.
+    pub era_traffic: EraTraffic,
     /// The profile's description and hardware threads.
     pub profile_description: String,
     /// The profile's hardware threads.
@@ -318,6 +324,14 @@ pub fn check(path: &Path, file: File) -> Result<Experiment, FieldError> {
             ),
         })?;
         strategies.push(x);
+    }
+    let mut era_traffic = EraTraffic::NONE;
+    for (i, n) in w.era_traffic.iter().flatten().enumerate() {
+        let x = EraTraffic::parse_one(n).map_err(|e| FieldError {
+            field: format!("workload.era_traffic[{i}]"),
+            msg: e,
+        })?;
+        era_traffic = era_traffic.with(x);
     }
     if file.clients.is_empty() {
         return err("clients", "empty: give at least one client count");
@@ -481,6 +495,7 @@ pub fn check(path: &Path, file: File) -> Result<Experiment, FieldError> {
         locks,
         layouts,
         strategies,
+        era_traffic,
     })
 }
 
@@ -712,7 +727,7 @@ fn table(exp: &Experiment, meta: &serde_json::Value, ours: &[Ours]) -> String {
         ));
     }
     s.push_str(&format!(
-        "- **Workload**: {} (`--work {}`{}{}{}{}). {}\n",
+        "- **Workload**: {} (`--work {}`{}{}{}{}{}). {}\n",
         f.workload.names.join(", "),
         f.workload.work,
         if f.workload.write_pct > 0 {
@@ -731,6 +746,17 @@ fn table(exp: &Experiment, meta: &serde_json::Value, ours: &[Ours]) -> String {
             .snapshot
             .as_ref()
             .map_or(String::new(), |l| format!(", `--snapshot {}`", l.join(","))),
+        // As run (the command line may replace the file's).
+        meta["settings"]["era_traffic"]
+            .as_array()
+            .filter(|v| !v.is_empty())
+            .map_or(String::new(), |v| format!(
+                ", `--era-traffic {}`",
+                v.iter()
+                    .filter_map(|x| x.as_str())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )),
         f.workload.shape.trim()
     ));
     s.push_str("- **Locks**:");
@@ -1054,6 +1080,11 @@ value = 7808.1
                 "names = [\"pgbench-select\"]",
                 "names = [\"x\"]",
                 "workload.names[0]",
+            ),
+            (
+                "names = [\"pgbench-select\"]",
+                "names = [\"pgbench-select\"]\nera_traffic = [\"sinval\", \"client\"]",
+                "workload.era_traffic[1]",
             ),
             ("metric = \"tps\"", "metric = \"qps\"", "seed[0].metric"),
             ("clients = 1\n", "clients = 3\n", "seed[0].clients"),

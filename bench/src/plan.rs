@@ -106,11 +106,18 @@ impl Plan {
                                 },
                                 sample_interval: args.sample_interval,
                                 sim: None,
+                                era: args.era_traffic,
                             },
                         });
                     }
                 }
             }
+        }
+        if !args.era_traffic.is_none() && !args.workload.iter().any(|w| w.lmgr().is_some()) {
+            notes.push(format!(
+                "note: --era-traffic {} applies to the select-* workloads only; none runs",
+                args.era_traffic.name()
+            ));
         }
         let plan = Plan {
             points,
@@ -250,6 +257,7 @@ fn meta_json(args: &Args, probe: &perf::Probe, warmup: Duration) -> serde_json::
             "sample_interval_s": args.sample_interval.as_secs_f64(),
             "interleave": args.interleave,
             "time_every": args.time_every,
+            "era_traffic": args.era_traffic.names(),
         },
         "locks": LockKind::bench_locks().iter().map(|k| serde_json::json!({
             "name": k.name(), "description": k.description(), "project": k.is_project()

@@ -64,6 +64,7 @@ pub fn resolve(args: Vec<std::ffi::OsString>, base: Option<&Path>) -> Resolved {
                 out: given("out"),
                 platform: given("platform"),
                 cores: given("cores"),
+                era_traffic: given("era_traffic"),
             },
         );
         exp

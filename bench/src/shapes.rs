@@ -8,6 +8,7 @@
 //! its test (`tests/shape_counts.rs`) are made from here.
 
 use lwharness::counting::{take_counts, CountingFamily};
+use lwharness::era_traffic::EraTraffic;
 use lwharness::locks::RawFamily;
 use lwharness::snapshot::{Layout, Strategy};
 use lwharness::workload::{run_transactions, Shared, Worker, WorkerConfig, Workload};
@@ -293,7 +294,26 @@ pub const DIFFERENCES: &[Difference] = &[
 /// `(tranche, mode)` → acquisitions per transaction of `w`, one thread, no `--work`, over
 /// [`TXNS`] transactions.
 pub fn shape(w: Workload) -> PerTxn {
-    let s = Shared::<Counted>::new(w, 1, Layout::Dense);
+    shape_with(w, EraTraffic::NONE).0
+}
+
+/// The spinlock acquisitions per transaction that `--era-traffic` adds (invisible to LWLock
+/// counts and to PostgreSQL's LWLock probes: checked against 9.1's source only).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct EraSpins {
+    /// `msgnumLock` (one per `SIGetDataEntries`).
+    pub msgnum: f64,
+    /// The `LOCK` table's freelist `mutex`.
+    pub lock_freelist: f64,
+    /// The `PROCLOCK` table's freelist `mutex`.
+    pub proclock_freelist: f64,
+}
+
+/// [`shape`] with 9.1's shared traffic `era` (`--era-traffic`), and the spinlock acquisitions
+/// it adds per transaction. One client: every relation's `LOCK` is created and removed in each
+/// transaction (nobody else holds it), the most the freelist sees.
+pub fn shape_with(w: Workload, era: EraTraffic) -> (PerTxn, EraSpins) {
+    let s = Shared::<Counted>::with_era(w, 1, Layout::Dense, era);
     let cfg = WorkerConfig {
         write_pct: 0,
         work: 0,
@@ -306,10 +326,65 @@ pub fn shape(w: Workload) -> PerTxn {
     }
     let _ = take_counts();
     run_transactions(w, &s, &mut worker, TXNS);
-    take_counts()
+    let counts = take_counts()
         .into_iter()
         .map(|((t, m), n)| ((t.to_string(), m.to_string()), n as f64 / TXNS as f64))
-        .collect()
+        .collect();
+    let per = |n: u64| n as f64 / TXNS as f64;
+    let (lock, proclock) = s.freelists().map_or((0, 0), |f| f.taken());
+    let spins = EraSpins {
+        msgnum: per(s.sinval().map_or(0, |si| si.calls())),
+        lock_freelist: per(lock),
+        proclock_freelist: per(proclock),
+    };
+    (counts, spins)
+}
+
+/// The rows `--era-traffic` changes against PostgreSQL 15 by design: `(addition, tranche,
+/// mode, the shape's value per transaction, why)`. `freelist` adds spinlocks only, which
+/// PostgreSQL's LWLock probes do not see: no row.
+pub const ERA_DIFFERENCES: &[(EraTraffic, &str, &str, f64, Why)] = &[(
+    EraTraffic::SINVAL,
+    "SInvalRead",
+    "shared",
+    4.0,
+    Why::Era(
+        "9.1's SIGetDataEntries takes SInvalReadLock shared (and msgnumLock) on every \
+         AcceptInvalidationMessages, 4 per -S transaction; since 9.2 (b4fbe392) it returns \
+         before either when its unlocked hasMessages flag is clear",
+    ),
+)];
+
+/// [`mismatches`] for a shape run with `era`: each of [`ERA_DIFFERENCES`] that `era` turns on
+/// must be at its listed value (else a mismatch), and is then held to PostgreSQL 15's value;
+/// the rest as [`mismatches`].
+pub fn mismatches_with_era(
+    name: &str,
+    got: &PerTxn,
+    real: &PerTxn,
+    era: EraTraffic,
+) -> Vec<String> {
+    let mut got = got.clone();
+    let mut out = Vec::new();
+    for (e, tranche, mode, v, why) in ERA_DIFFERENCES {
+        if era.with(*e) != era {
+            continue;
+        }
+        let k = (tranche.to_string(), mode.to_string());
+        let g = got.get(&k).copied().unwrap_or(0.0);
+        if (g - v).abs() > 1e-9 {
+            out.push(format!(
+                "{name} with {}: {tranche} {mode}: {g} per transaction, listed as {v} ({why:?})",
+                e.name()
+            ));
+        }
+        match real.get(&k) {
+            Some(r) => got.insert(k, *r),
+            None => got.remove(&k),
+        };
+    }
+    out.extend(mismatches(name, &got, real));
+    out
 }
 
 /// `(tranche, mode)` → acquire attempts per transaction in a trace directory's summary.

@@ -282,6 +282,10 @@ fn bad_input_exits_2_naming_the_argument() {
         &["--snapshot", "lazy", "--out", o],
         &["--snapshot", "lazy", "optimistic"],
     );
+    expect_usage_error(
+        &["--era-traffic", "sinval,clients", "--out", o],
+        &["--era-traffic", "clients", "freelist"],
+    );
     // A file where the output directory should be: not creatable.
     std::fs::create_dir_all(&out).unwrap();
     let file = out.join("plain-file");

@@ -228,6 +228,51 @@ fn bad_files_exit_2_naming_the_field() {
         "seed[0].lock",
     );
     expect_bad("syntax", &sub("trials = 10", "trials = \"ten\""), "trials");
+    expect_bad(
+        "era-traffic",
+        &sub(
+            "era_traffic = [\"sinval\", \"freelist\"]",
+            "era_traffic = [\"sinval\", \"client\"]",
+        ),
+        "workload.era_traffic[1]",
+    );
+}
+
+/// Seed 000's file turns 9.1's shared traffic on; `--era-traffic` on the command line replaces
+/// it (the with/without arms), and `meta.json` and `experiment.md` say what ran.
+#[test]
+fn the_command_line_era_traffic_replaces_the_files() {
+    let path = experiments_dir().join("seed-000-pgbench-select.toml");
+    for (extra, want) in [
+        (&[][..], &["sinval", "freelist"][..]),
+        (&["--era-traffic", "freelist"], &["freelist"]),
+        (&["--era-traffic", "none"], &[]),
+    ] {
+        let out = out_dir("exp", &format!("era-{}", want.join("-")));
+        let mut args = vec![
+            "--experiment",
+            path.to_str().unwrap(),
+            "--trials",
+            "1",
+            "--threads",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        args.extend(engine_args());
+        let o = bench(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let meta: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap();
+        assert_eq!(meta["settings"]["era_traffic"], serde_json::json!(want));
+        let md = std::fs::read_to_string(out.join("experiment.md")).unwrap();
+        assert_eq!(
+            md.contains(&format!("`--era-traffic {}`", want.join(","))),
+            !want.is_empty(),
+            "{extra:?}"
+        );
+    }
 }
 
 #[test]

@@ -70,3 +70,81 @@ fn a_bad_summary_is_named_with_its_line() {
     assert!(e.contains("trace-summary.csv:2"), "{e}");
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// `--era-traffic`: each addition adds exactly its count per transaction to each `select-*`
+/// shape, and nothing without it; the other workloads ignore it.
+#[test]
+fn each_era_addition_adds_exactly_its_count_per_transaction() {
+    use lwbench::shapes::{shape_with, EraSpins};
+    use lwharness::era_traffic::EraTraffic;
+    let sinval_row = ("SInvalRead".to_string(), "shared".to_string());
+    // (shape, LOCK-table and PROCLOCK-table freelist acquisitions per transaction at one
+    // client: every LOCK the transaction takes is created and removed, 2 each, and a PROCLOCK
+    // per lock, 2 each).
+    for (name, lock_fl, proclock_fl) in [
+        ("select-lmgr", 6.0, 6.0),
+        ("select-fastpath", 2.0, 2.0),
+        ("select-lazy-vxid", 0.0, 0.0),
+    ] {
+        let w = Workload::from_name(name).unwrap();
+        let (base, none) = shape_with(w, EraTraffic::NONE);
+        assert_eq!(base, shape(w), "{name}");
+        assert_eq!(none, EraSpins::default(), "{name}");
+        assert!(!base.contains_key(&sinval_row), "{name}");
+        for (era, msgnum, lf, pf) in [
+            (EraTraffic::SINVAL, 4.0, 0.0, 0.0),
+            (EraTraffic::FREELIST, 0.0, lock_fl, proclock_fl),
+            (EraTraffic::ALL, 4.0, lock_fl, proclock_fl),
+        ] {
+            let (got, spins) = shape_with(w, era);
+            let mut want = base.clone();
+            if era.sinval() {
+                want.insert(sinval_row.clone(), 4.0);
+            }
+            assert_eq!(got, want, "{name} with {}", era.name());
+            assert_eq!(
+                spins,
+                EraSpins {
+                    msgnum,
+                    lock_freelist: lf,
+                    proclock_freelist: pf
+                },
+                "{name} with {}",
+                era.name()
+            );
+        }
+    }
+    for w in [Workload::PgbenchSelect, Workload::PgbenchN] {
+        assert_eq!(
+            shape_with(w, EraTraffic::ALL),
+            (shape(w), EraSpins::default()),
+            "{}",
+            w.name()
+        );
+    }
+}
+
+/// With every addition, the `select-*` shapes still match PostgreSQL 15's `-S` trace but the
+/// listed differences and SInvalRead, 4 per transaction by design (9.1's SIGetDataEntries; 9.2
+/// skips its locks when no message is queued); a wrong sinval count is caught.
+#[test]
+fn the_era_shapes_differ_from_postgresql_15_only_in_sinval() {
+    use lwbench::shapes::{mismatches_with_era, shape_with};
+    use lwharness::era_traffic::EraTraffic;
+    let real = pg(&traces().join("pg15-S-c1")).unwrap();
+    for name in ["select-lmgr", "select-fastpath", "select-lazy-vxid"] {
+        let w = Workload::from_name(name).unwrap();
+        let (got, _) = shape_with(w, EraTraffic::ALL);
+        let bad = mismatches_with_era(name, &got, &real, EraTraffic::ALL);
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
+        // Without the era's allowance, SInvalRead is a mismatch.
+        assert!(mismatches(name, &got, &real)
+            .iter()
+            .any(|b| b.contains("SInvalRead shared")));
+    }
+    let (mut got, _) = shape_with(Workload::SelectLmgr, EraTraffic::SINVAL);
+    *got.get_mut(&("SInvalRead".to_string(), "shared".to_string()))
+        .unwrap() = 3.0;
+    let bad = mismatches_with_era("select-lmgr", &got, &real, EraTraffic::SINVAL);
+    assert_eq!(bad.len(), 1, "{bad:?}");
+}

@@ -47,9 +47,13 @@ pub mod clock;
 #[cfg(not(loom))]
 pub mod counting;
 #[cfg(not(loom))]
+pub mod dynahash_freelist;
+#[cfg(not(loom))]
 pub mod engine;
 #[cfg(not(loom))]
 pub mod entry_points;
+#[cfg(not(loom))]
+pub mod era_traffic;
 #[cfg(not(loom))]
 pub mod flex;
 #[cfg(not(loom))]
@@ -68,6 +72,8 @@ pub mod pgtrace;
 pub mod registry;
 #[cfg(not(loom))]
 pub mod runner;
+#[cfg(not(loom))]
+pub mod sinval;
 #[cfg(not(loom))]
 pub mod trial;
 #[cfg(not(loom))]

@@ -36,6 +36,7 @@
 //! and PostgreSQL reads them under the partition's spinlock only when it is about to take a
 //! strong lock itself.
 
+use crate::dynahash_freelist::LockHashFreelists;
 use crate::locks::{BenchLock, LockFamily};
 use crossbeam_utils::CachePadded;
 use lwlock::sync::{touch, AtomicU32, Ordering};
@@ -189,18 +190,21 @@ impl Partition {
         self.slots[i] = LockObject::default();
     }
 
-    /// `LockAcquire`'s grant under the partition lock.
-    fn grant(&mut self, tag: LockTag) {
+    /// `LockAcquire`'s grant under the partition lock. Returns whether the `LOCK` was created
+    /// (no backend held the tag).
+    fn grant(&mut self, tag: LockTag) -> bool {
         let j = self.find_or_create(tag);
         let obj = &mut self.slots[j];
         touch(obj as *const LockObject, 16, true);
+        let created = obj.granted == 0;
         obj.granted += 1;
         self.grants += 1;
+        created
     }
 
     /// `LockRelease` under the partition lock: the grant count drops, and a `LOCK` nobody holds
-    /// leaves the table (`CleanUpLock`'s `HASH_REMOVE`).
-    fn release(&mut self, tag: LockTag) {
+    /// leaves the table (`CleanUpLock`'s `HASH_REMOVE`). Returns whether it left.
+    fn release(&mut self, tag: LockTag) -> bool {
         let j = self.find_or_create(tag);
         let obj = &mut self.slots[j];
         touch(obj as *const LockObject, 16, true);
@@ -209,10 +213,12 @@ impl Partition {
             "lock manager: release of {tag:?}, which is not granted"
         );
         obj.granted -= 1;
-        if obj.granted == 0 {
+        let removed = obj.granted == 0;
+        if removed {
             self.remove(j);
         }
         self.releases += 1;
+        removed
     }
 
     /// Locks still granted in the partition.
@@ -310,15 +316,27 @@ impl<F: LockFamily> LockManager<F> {
         &self.partitions[tag.partition()]
     }
 
-    /// `LockAcquire` through the partition; returns the lock operations done.
-    fn acquire_partitioned(&self, tag: LockTag) -> u64 {
-        self.partition(tag).exclusive(|p| p.grant(tag));
+    /// `LockAcquire` through the partition, with 9.1's freelist spinlocks for the entries it
+    /// creates where `freelists` is given; returns the lock operations done.
+    fn acquire_partitioned(&self, tag: LockTag, freelists: Option<&LockHashFreelists>) -> u64 {
+        self.partition(tag).exclusive(|p| {
+            let created = p.grant(tag);
+            if let Some(f) = freelists {
+                f.entered(created);
+            }
+        });
         1
     }
 
-    /// `LockRelease` through the partition.
-    fn release_partitioned(&self, tag: LockTag) -> u64 {
-        self.partition(tag).exclusive(|p| p.release(tag));
+    /// `LockRelease` through the partition (with the freelist spinlocks for the entries it
+    /// removes where `freelists` is given).
+    fn release_partitioned(&self, tag: LockTag, freelists: Option<&LockHashFreelists>) -> u64 {
+        self.partition(tag).exclusive(|p| {
+            let removed = p.release(tag);
+            if let Some(f) = freelists {
+                f.removed(removed);
+            }
+        });
         1
     }
 
@@ -326,6 +344,24 @@ impl<F: LockFamily> LockManager<F> {
     /// (`VirtualXactLockTableInsert`), then `LockAcquire(AccessShareLock)` on each relation of
     /// [`SELECT_RELATIONS`]. Returns the LWLock operations done.
     pub fn begin_select(&self, release: LmgrRelease, backend: usize, lxid: u32) -> u64 {
+        self.begin_select_then(release, backend, lxid, None, |_| 0)
+    }
+
+    /// [`LockManager::begin_select`], calling `accept(n)` (which returns its LWLock operations)
+    /// where 9.1 runs `AcceptInvalidationMessages` `n` times: 2 after the vxid lock
+    /// (`AtStart_Cache`, then the parser's `relation_openrv`), 1 after each relation lock
+    /// (`LockRelationOid`). The snapshots, which 9.1 takes between these, stay after them, as
+    /// in the shape without `sinval`. `freelists`: the lock tables' freelist spinlocks for the
+    /// entries created (`--era-traffic freelist`).
+    #[inline]
+    pub fn begin_select_then(
+        &self,
+        release: LmgrRelease,
+        backend: usize,
+        lxid: u32,
+        freelists: Option<&LockHashFreelists>,
+        mut accept: impl FnMut(u64) -> u64,
+    ) -> u64 {
         let vxid = LockTag::Vxid(backend as u32, lxid);
         let mut ops = 0;
         match release {
@@ -336,12 +372,13 @@ impl<F: LockFamily> LockManager<F> {
                 });
                 ops += 1;
             }
-            _ => ops += self.acquire_partitioned(vxid),
+            _ => ops += self.acquire_partitioned(vxid, freelists),
         }
+        ops += accept(2);
         for oid in SELECT_RELATIONS {
             let tag = LockTag::Relation(oid);
             if release == LmgrRelease::Partitioned {
-                ops += self.acquire_partitioned(tag);
+                ops += self.acquire_partitioned(tag, freelists);
             } else {
                 // EligibleForRelationFastPath; under the backend's fpInfoLock, no strong lock
                 // on the tag's hash partition, then FastPathGrantRelationLock.
@@ -357,6 +394,7 @@ impl<F: LockFamily> LockManager<F> {
                 });
                 ops += 1;
             }
+            ops += accept(1);
         }
         ops
     }
@@ -365,18 +403,31 @@ impl<F: LockFamily> LockManager<F> {
     /// `fpInfoLock` once, each partitioned lock under its partition lock) and the vxid lock's
     /// release. Returns the LWLock operations done.
     pub fn end_select(&self, release: LmgrRelease, backend: usize, lxid: u32) -> u64 {
+        self.end_select_with(release, backend, lxid, None)
+    }
+
+    /// [`LockManager::end_select`], with the lock tables' freelist spinlocks for the entries
+    /// removed where `freelists` is given (`--era-traffic freelist`).
+    #[inline]
+    pub fn end_select_with(
+        &self,
+        release: LmgrRelease,
+        backend: usize,
+        lxid: u32,
+        freelists: Option<&LockHashFreelists>,
+    ) -> u64 {
         let vxid = LockTag::Vxid(backend as u32, lxid);
         let mut ops = 0;
         match release {
             LmgrRelease::Partitioned => {
                 for oid in SELECT_RELATIONS {
-                    ops += self.release_partitioned(LockTag::Relation(oid));
+                    ops += self.release_partitioned(LockTag::Relation(oid), freelists);
                 }
-                ops += self.release_partitioned(vxid);
+                ops += self.release_partitioned(vxid, freelists);
             }
             LmgrRelease::FastPath => {
                 self.fast_path[backend].exclusive(|f| f.release_all());
-                ops += 1 + self.release_partitioned(vxid);
+                ops += 1 + self.release_partitioned(vxid, freelists);
             }
             LmgrRelease::LazyVxid => {
                 // LockReleaseAll's fast-path pass and VirtualXactLockTableCleanup.
@@ -419,7 +470,7 @@ impl<F: LockFamily> LockManager<F> {
     /// `XactLockTableInsert` (`AssignTransactionId`, every release): the xid's lock through its
     /// partition, exclusive. Returns the LWLock operations.
     pub fn xact_lock(&self, xid: u32) -> u64 {
-        self.acquire_partitioned(LockTag::Xid(xid))
+        self.acquire_partitioned(LockTag::Xid(xid), None)
     }
 
     /// The commit's lock release: `LockReleaseAll`'s fast-path pass under `fpInfoLock`, the
@@ -427,7 +478,7 @@ impl<F: LockFamily> LockManager<F> {
     /// `fpInfoLock`. Returns the LWLock operations (3).
     pub fn end_write(&self, backend: usize, xid: u32) -> u64 {
         self.fast_path[backend].exclusive(|f| f.release_all());
-        self.release_partitioned(LockTag::Xid(xid));
+        self.release_partitioned(LockTag::Xid(xid), None);
         self.fast_path[backend].exclusive(|f| {
             touch(&f.vxid as *const bool, 1, true);
             f.vxid = false;
@@ -539,6 +590,34 @@ mod tests {
             lm.check().unwrap();
             let grants: u64 = lm.partitions.iter().map(|p| p.shared(|p| p.grants)).sum();
             assert_eq!(grants, 4 * 5 * partitioned, "{release:?}");
+        }
+    }
+
+    /// `--era-traffic freelist`: the freelist spinlocks per transaction when four backends
+    /// hold their locks at once. The relations' `LOCK`s are created by the first backend and
+    /// removed by the last (2 per round of 4), the vxid's always (2 each), and a `PROCLOCK` per
+    /// lock (2 each); the fast path enters only the vxid's.
+    #[test]
+    fn the_freelists_see_each_entry_created_and_removed() {
+        // (release, LOCK-table and PROCLOCK-table acquisitions per round of 4 transactions)
+        for (release, lock, proclock) in [
+            (LmgrRelease::Partitioned, 4 * 2 + 2 * 2, 4 * 3 * 2),
+            (LmgrRelease::FastPath, 4 * 2, 4 * 2),
+            (LmgrRelease::LazyVxid, 0, 0),
+        ] {
+            let lm = Lm::new(4);
+            let f = LockHashFreelists::default();
+            for lxid in 1..=5 {
+                for backend in 0..4 {
+                    lm.begin_select_then(release, backend, lxid, Some(&f), |_| 0);
+                }
+                for backend in 0..4 {
+                    lm.end_select_with(release, backend, lxid, Some(&f));
+                }
+            }
+            lm.check().unwrap();
+            f.check().unwrap();
+            assert_eq!(f.taken(), (5 * lock, 5 * proclock), "{release:?}");
         }
     }
 

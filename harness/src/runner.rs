@@ -127,6 +127,7 @@ mod tests {
             },
             sample_interval: Duration::ZERO,
             sim: None,
+            era: crate::era_traffic::EraTraffic::NONE,
         };
         // A loaded machine may not run the worker inside a 50 ms window: up to five trials, the
         // first whose window saw work (the bounds below hold on any trial).
@@ -172,6 +173,7 @@ mod tests {
             },
             sample_interval: Duration::from_micros(500),
             sim: None,
+            era: crate::era_traffic::EraTraffic::NONE,
         };
         // A loaded machine may not run the workers and the sampler inside a 30 ms window: up to
         // five trials, the first whose window saw work and a sampling pass (the bounds below

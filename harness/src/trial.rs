@@ -5,6 +5,7 @@
 //! `crate::runner` for the measurement window and how CPU time is read on each engine.
 
 use crate::engine::{SimSetup, SimTrial};
+use crate::era_traffic::EraTraffic;
 use crate::locks::{BenchLock, LockCounters, LockFamily};
 use crate::perf::CounterValues;
 use crate::registry::LockKind;
@@ -39,6 +40,8 @@ pub struct PointSpec {
     pub sample_interval: Duration,
     /// The simulated machine (`--engine sim`), or `None` for the real one.
     pub sim: Option<SimSetup>,
+    /// 9.1's shared traffic added to a `select-*` shape (`--era-traffic`; none by default).
+    pub era: EraTraffic,
 }
 
 /// The label of a sample of a thread that was not waiting (pg_stat_activity's empty row).
@@ -339,7 +342,12 @@ pub(crate) fn run_protocol<F: LockFamily, E: TrialEngine>(
 ) -> Result<TrialResult, String> {
     let threads = spec.threads;
     let procs = spec.procs.max(threads);
-    let shared = Arc::new(Shared::<F>::new(spec.workload, procs, spec.layout));
+    let shared = Arc::new(Shared::<F>::with_era(
+        spec.workload,
+        procs,
+        spec.layout,
+        spec.era,
+    ));
     engine.watch(
         "ProcArrayLock",
         &shared.proc_array as *const F::Lock<()> as *const (),
@@ -534,8 +542,8 @@ struct PerLock {
     clog: LockCounters,
     null: LockCounters,
     buffer: LockCounters,
-    /// Every other lock: the lock manager's, the accounts pages', XidGenLock (and the root
-    /// page's pool: the 9.3 scans' pages).
+    /// Every other lock: the lock manager's, the accounts pages', XidGenLock, SInvalReadLock
+    /// (and the root page's pool: the 9.3 scans' pages).
     rest: LockCounters,
 }
 
@@ -557,7 +565,8 @@ impl PerLock {
                         .as_ref()
                         .map_or(Default::default(), |p| p.counters()),
                 )
-                .merge(shared.xid_gen.counters()),
+                .merge(shared.xid_gen.counters())
+                .merge(shared.sinval().map_or(Default::default(), |s| s.counters())),
         }
     }
 

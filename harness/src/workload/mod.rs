@@ -81,11 +81,14 @@ pub use worker::{Worker, WorkerConfig};
 
 use crate::buffer_pool::AccountsPages;
 use crate::bufmgr::HotPage;
+use crate::dynahash_freelist::LockHashFreelists;
+use crate::era_traffic::EraTraffic;
 use crate::lmgr::LockManager;
 use crate::locks::{BenchLock, LockFamily};
 use crate::pgshared::{
     BufferDesc, Clog, Page, XidGen, CLOG_XACTS_PER_PAGE, INVALID_XID, XACT_COMMITTED,
 };
+use crate::sinval::Sinval;
 use crate::snapshot::{AnyProcArray, Layout, ProcArrayState};
 use crossbeam_utils::CachePadded;
 use lwlock::Tranche;
@@ -171,8 +174,30 @@ pub struct Shared<F: LockFamily> {
     pub xid_gen_check: CachePadded<SectionCheck>,
     /// Per-slot progress (one per proc-array slot; workers use slots `0..threads`).
     pub progress: Box<[CachePadded<Progress>]>,
-    /// The replay's locks and per-client state (a `trace:FILE` workload only).
-    pub replay: Option<Box<trace::Replay<F>>>,
+    /// A workload's state beyond the common one: a trace's replay, or a `select-*` shape's
+    /// `--era-traffic` ([`Shared::replay`], [`Shared::era`]). One pointer for both, so that
+    /// the shared state keeps its size and layout (the simulated runs of every other workload
+    /// their line layout) whatever a workload adds.
+    extra: Option<Box<Extra<F>>>,
+}
+
+/// What one workload adds to [`Shared`].
+// Boxed as a whole in `Shared::extra`, one per trial: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
+enum Extra<F: LockFamily> {
+    /// The replay's locks and per-client state (a `trace:FILE` workload).
+    Replay(trace::Replay<F>),
+    /// 9.1's shared traffic of a `select-*` shape (`--era-traffic`).
+    Era(EraState<F>),
+}
+
+/// The locks and state `--era-traffic` adds to a `select-*` shape.
+#[derive(Debug)]
+pub struct EraState<F: LockFamily> {
+    /// SInvalReadLock and the sinval segment (`sinval`; [`crate::sinval`]).
+    pub sinval: Option<Sinval<F>>,
+    /// The lock tables' freelist spinlocks (`freelist`; [`crate::dynahash_freelist`]).
+    pub freelists: Option<LockHashFreelists>,
 }
 
 impl<F: LockFamily> std::fmt::Debug for Shared<F> {
@@ -184,6 +209,18 @@ impl<F: LockFamily> std::fmt::Debug for Shared<F> {
 impl<F: LockFamily> Shared<F> {
     /// Fresh state for `procs` procs in proc-array `layout`.
     pub fn new(workload: Workload, procs: usize, layout: Layout) -> Self {
+        Self::with_era(workload, procs, layout, EraTraffic::NONE)
+    }
+
+    /// [`Shared::new`], with 9.1's shared traffic `era` where the workload is a `select-*`
+    /// shape (`--era-traffic`; other workloads ignore it). With none, nothing more is
+    /// allocated, so the other shapes' simulated runs keep their layout.
+    pub fn with_era(workload: Workload, procs: usize, layout: Layout, era: EraTraffic) -> Self {
+        let era = if workload.lmgr().is_some() {
+            era
+        } else {
+            EraTraffic::NONE
+        };
         let clog_pages = if workload.uses_clog() { CLOG_PAGES } else { 1 };
         Shared {
             procs: ProcArrayState::with_layout(AnyProcArray::new(layout, procs)),
@@ -214,10 +251,41 @@ impl<F: LockFamily> Shared<F> {
             buffer_check: Default::default(),
             xid_gen_check: Default::default(),
             progress: (0..procs).map(|_| Default::default()).collect(),
-            replay: workload
-                .trace()
-                .map(|t| Box::new(trace::Replay::new(t, procs))),
+            extra: match workload.trace() {
+                Some(t) => Some(Box::new(Extra::Replay(trace::Replay::new(t, procs)))),
+                None if !era.is_none() => Some(Box::new(Extra::Era(EraState {
+                    sinval: era.sinval().then(|| Sinval::new(procs)),
+                    freelists: era.freelist().then(LockHashFreelists::default),
+                }))),
+                None => None,
+            },
         }
+    }
+
+    /// The replay's locks and per-client state (a `trace:FILE` workload only).
+    pub fn replay(&self) -> Option<&trace::Replay<F>> {
+        match self.extra.as_deref() {
+            Some(Extra::Replay(r)) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The `--era-traffic` state of a `select-*` shape that runs some.
+    pub fn era(&self) -> Option<&EraState<F>> {
+        match self.extra.as_deref() {
+            Some(Extra::Era(e)) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// SInvalReadLock and the sinval segment, where `--era-traffic sinval` runs.
+    pub fn sinval(&self) -> Option<&Sinval<F>> {
+        self.era().and_then(|e| e.sinval.as_ref())
+    }
+
+    /// The lock tables' freelist spinlocks, where `--era-traffic freelist` runs.
+    pub fn freelists(&self) -> Option<&LockHashFreelists> {
+        self.era().and_then(|e| e.freelists.as_ref())
     }
 
     /// The first section-check violation of any lock, if one failed.
@@ -331,6 +399,21 @@ pub fn check<F: LockFamily>(
         .map_err(|e| format!("{}: {e}", workload.name()))?;
     if let Some(p) = &s.root_page {
         p.check().map_err(|e| format!("{}: {e}", workload.name()))?;
+    }
+    if let Some(f) = s.freelists() {
+        f.check().map_err(|e| format!("{}: {e}", workload.name()))?;
+    }
+    if let Some(si) = s.sinval() {
+        si.check()
+            .map_err(|e| format!("{}: {e}", workload.name()))?;
+        let txns: u64 = workers.iter().map(|w| w.txns).sum();
+        if si.calls() != crate::sinval::ACCEPTS_PER_SELECT * txns {
+            return Err(format!(
+                "{}: {} SIGetDataEntries calls for {txns} transactions",
+                workload.name(),
+                si.calls()
+            ));
+        }
     }
     if let Some(p) = &s.accounts {
         p.check().map_err(|e| format!("{}: {e}", workload.name()))?;

@@ -5,7 +5,9 @@
 //! traffic). Each takes the statement's two snapshots ([`SNAPSHOTS_PER_STATEMENT`]) and looks
 //! the account up: the primary key's root page as 9.1 reached it (mapping partition, header
 //! spinlock, content lock), then the internal page, the leaf and the heap page, drawn by the
-//! account over the 16 mapping partitions of 9.1 and 9.2.
+//! account over the 16 mapping partitions of 9.1 and 9.2. `--era-traffic` adds 9.1's
+//! `SIGetDataEntries` calls ([`crate::sinval`]) and the lock tables' freelist spinlocks
+//! ([`crate::dynahash_freelist`]).
 
 #[cfg(doc)]
 use super::steps::SNAPSHOTS_PER_STATEMENT;
@@ -37,7 +39,18 @@ pub(super) fn lazy_vxid<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
 fn select<F: LockFamily>(release: LmgrRelease, s: &Shared<F>, w: &mut Worker) {
     // The backend's local transaction id (`MyProc->lxid`), for its vxid lock's tag.
     let lxid = w.txns as u32;
-    w.ops += s.lmgr.begin_select(release, w.slot, lxid);
+    let slot = w.slot;
+    w.ops += match s.era() {
+        // `--era-traffic`: 9.1's freelist spinlocks and AcceptInvalidationMessages where it
+        // runs them.
+        Some(era) => {
+            let (si, fl) = (era.sinval.as_ref(), era.freelists.as_ref());
+            s.lmgr.begin_select_then(release, slot, lxid, fl, |n| {
+                si.map_or(0, |si| (0..n).map(|_| si.accept(slot)).sum())
+            })
+        }
+        None => s.lmgr.begin_select(release, slot, lxid),
+    };
     statement_snapshots(s, w);
     // The index scan's descent starts at the primary key's root page, which every backend
     // looks up, pins and reads as 9.1 did; the pages below it are the account's.
@@ -51,5 +64,8 @@ fn select<F: LockFamily>(release: LmgrRelease, s: &Shared<F>, w: &mut Worker) {
     let aid = random_aid(w);
     accounts_below_root(s, w, aid);
     w.work();
-    w.ops += s.lmgr.end_select(release, w.slot, lxid);
+    w.ops += match s.freelists() {
+        Some(fl) => s.lmgr.end_select_with(release, w.slot, lxid, Some(fl)),
+        None => s.lmgr.end_select(release, w.slot, lxid),
+    };
 }

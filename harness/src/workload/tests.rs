@@ -407,3 +407,51 @@ fn a_93_scan_page_left_pinned_fails_the_check() {
     let e = check(Workload::Scan93, &s, std::slice::from_ref(&w)).unwrap_err();
     assert!(e.contains("heap page 2 left with 1 pins"), "{e}");
 }
+
+/// `--era-traffic all` on the `select-*` shapes, two threads interleaved on every lock: the
+/// checks pass (every LOCK and PROCLOCK entry removed, 4 `SIGetDataEntries` per transaction),
+/// and each transaction does 4 more LWLock operations (SInvalReadLock) than without it.
+struct RunEra;
+impl LockVisitor for RunEra {
+    type Output = ();
+    fn visit<F: LockFamily>(self, kind: LockKind) {
+        use crate::era_traffic::EraTraffic;
+        for wl in [
+            Workload::SelectLmgr,
+            Workload::SelectFastpath,
+            Workload::SelectLazyVxid,
+        ] {
+            let mut ops = Vec::new();
+            for era in [EraTraffic::NONE, EraTraffic::ALL] {
+                let s = Shared::<F>::with_era(wl, 2, Layout::Padded, era);
+                let cfg = WorkerConfig {
+                    write_pct: 0,
+                    work: 3,
+                    time_every: 2,
+                    strategy: Strategy::Scan,
+                };
+                let mut ws = vec![Worker::new(0, 2, cfg), Worker::new(1, 2, cfg)];
+                for _ in 0..50 {
+                    for w in ws.iter_mut() {
+                        transaction(wl, &s, w);
+                    }
+                }
+                check(wl, &s, &ws).unwrap_or_else(|e| panic!("{} {}: {e}", kind.name(), wl.name()));
+                assert_eq!(s.sinval().is_some(), era.sinval());
+                assert_eq!(s.freelists().is_some(), era.freelist());
+                ops.push(ws[0].ops);
+            }
+            assert_eq!(ops[1], ops[0] + 4 * 50, "{} {}", kind.name(), wl.name());
+        }
+        // Another workload ignores the setting.
+        let s = Shared::<F>::with_era(Workload::PgbenchN, 2, Layout::Dense, EraTraffic::ALL);
+        assert!(s.era().is_none());
+    }
+}
+
+#[test]
+fn era_traffic_adds_its_operations_and_passes_the_checks() {
+    for k in LockKind::bench_built_in().filter(|k| k.in_bench_all()) {
+        k.dispatch(RunEra);
+    }
+}

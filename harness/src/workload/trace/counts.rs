@@ -45,9 +45,6 @@ pub fn replay_counts<F: LockFamily>(
         .map(|h| h.join().map_err(|_| "a replay thread panicked".to_string()))
         .collect::<Result<_, _>>()?;
     check_trial(workload, &s, &workers)?;
-    let r = s
-        .replay
-        .as_deref()
-        .expect("a trace workload has its replay state");
+    let r = s.replay().expect("a trace workload has its replay state");
     Ok((0..threads).map(|slot| r.counts(slot)).collect())
 }

@@ -15,10 +15,7 @@ use crate::workload::Shared;
 /// on it (as `pgbench::write_status`'s note says).
 #[inline(never)]
 pub(in crate::workload) fn transaction<F: LockFamily>(t: TraceRef, s: &Shared<F>, w: &mut Worker) {
-    let r = s
-        .replay
-        .as_deref()
-        .expect("a trace workload has its replay state");
+    let r = s.replay().expect("a trace workload has its replay state");
     let tw = t.0;
     let slot = w.slot;
     let mut st = r.clients[slot].lock().unwrap_or_else(|e| e.into_inner());
@@ -68,8 +65,7 @@ pub(in crate::workload) fn check<F: LockFamily>(
     workers: &[Worker],
 ) -> Result<(), String> {
     let r = s
-        .replay
-        .as_deref()
+        .replay()
         .ok_or("a trace workload without its replay state")?;
     for w in workers {
         let st = r.clients[w.slot].lock().unwrap_or_else(|e| e.into_inner());
