@@ -207,7 +207,7 @@ pub enum VmCheck {
 /// A sequentially scanned table's shared buffers as 9.3 reached them (seed 003's scan test,
 /// `heapgetpage` of 9.3devel): a ring of [`SCAN_HEAP_PAGES`] heap pages and the table's one
 /// visibility-map page (one 9.3 map page covers 65,344 heap pages; the thread's 350 MB table
-/// has 44.8 k), each a 9.1-9.5 buffer header ([`BufHdr`]: header spinlock, pin count, content
+/// has 44.8 k), each a 9.1-9.5 buffer header (`BufHdr`: header spinlock, pin count, content
 /// lock), behind the 16 mapping partitions of [`NUM_BUFFER_PARTITIONS_91`]. Heap page `i`'s
 /// tag hashes to partition `i mod 16` (a stand-in for `BufTableHashCode`), the map page's to a
 /// fixed one. Every page is resident (the hit path of `BufferAlloc`).
