@@ -56,6 +56,7 @@ impl LockVisitor for Timed {
             work: WORK,
             time_every: u32::MAX,
             strategy: Strategy::Scan,
+            idle_us: 0,
         };
         let hs: Vec<_> = (0..threads)
             .map(|t| {

@@ -47,6 +47,7 @@ impl LockVisitor for Run {
             work: self.work,
             time_every: u32::MAX,
             strategy: Strategy::Scan,
+            idle_us: 0,
         };
         let (workload, threads) = (self.workload, self.threads);
         let hs: Vec<_> = (0..threads)

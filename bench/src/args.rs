@@ -176,6 +176,12 @@ pub struct Args {
     /// Busy work outside locks per transaction, in xorshift steps (about 1 ns each).
     #[arg(long, default_value_t = 0)]
     pub work: u32,
+    /// Idle time after each transaction (the backend waiting on its socket for its client's
+    /// next query: pgbench's round trip), off the CPU, e.g. `100us`; 0 to 65535us. On the
+    /// simulator an exact wait with no timer slack; on real threads a sleep (which oversleeps
+    /// by the OS's timer slack). With --experiment, it replaces the file's `idle`.
+    #[arg(long, default_value = "0", value_parser = parse_idle)]
+    pub idle: Duration,
     /// Proc-array layouts, comma-separated: padded (≤ 9.1 PGPROC), pgxact (9.2–13), dense
     /// (14+), or all. Applies to the workloads that use the proc array.
     #[arg(long, value_delimiter = ',', default_value = "dense", value_parser = parse_layout)]
@@ -412,6 +418,18 @@ fn catalogue() -> String {
 /// --locks clog-group` would otherwise run nothing and write tables and links to plots that do
 /// not exist.
 pub(crate) fn check_selection(args: &Args) {
+    if args.idle_us() > 0 {
+        if let Some(t) = args.workload.iter().find(|w| w.trace().is_some()) {
+            usage_error(
+                "--idle <IDLE>",
+                &format!("{}us", args.idle_us()),
+                &format!(
+                    "{} replays its own idle time (from the trace's meta.json); --idle applies to                      the hand-written shapes only",
+                    t.name()
+                ),
+            );
+        }
+    }
     for &w in &args.workload {
         let (run, skipped) = args.locks_for(w);
         if !run.is_empty() {
@@ -457,6 +475,29 @@ pub(crate) fn check_selection(args: &Args) {
     }
 }
 
+/// `--idle`: a duration of whole microseconds, at most 65 535 us (see `WorkerConfig::idle_us`).
+pub(crate) fn parse_idle(s: &str) -> Result<Duration, String> {
+    // 0 (with or without a unit) is no idle time; the duration syntax takes positive ones.
+    if s.trim_end_matches(|c: char| c.is_ascii_alphabetic()) == "0" {
+        return Ok(Duration::ZERO);
+    }
+    let d = parse_duration(s)?;
+    if d.as_nanos() % 1000 != 0 || d.as_micros() > u128::from(u16::MAX) {
+        return Err(format!(
+            "{s}: whole microseconds from 0us to {}us",
+            u16::MAX
+        ));
+    }
+    Ok(d)
+}
+
+impl Args {
+    /// `--idle` in microseconds (checked by its parser).
+    pub fn idle_us(&self) -> u16 {
+        u16::try_from(self.idle.as_micros()).expect("--idle is checked by its parser")
+    }
+}
+
 /// A list option's value as given, or `None` when it was not.
 pub(crate) fn opt_list(v: &[String]) -> Option<String> {
     (!v.is_empty()).then(|| v.join(","))
@@ -485,6 +526,8 @@ pub struct Given {
     pub cores: bool,
     /// `--era-traffic`.
     pub era_traffic: bool,
+    /// `--idle`.
+    pub idle: bool,
 }
 
 /// Turns an experiment into the sweep's arguments: workloads, locks, clients, work, layout
@@ -502,6 +545,9 @@ pub fn apply_experiment(exp: &crate::experiment::Experiment, args: &mut Args, gi
     args.procs = f.workload.procs;
     if !given.era_traffic {
         args.era_traffic = exp.era_traffic;
+    }
+    if !given.idle {
+        args.idle = exp.idle;
     }
     if !exp.layouts.is_empty() {
         args.layout = vec![exp.layouts.clone()];
@@ -566,6 +612,16 @@ mod tests {
         assert_eq!(parse_duration("300ms").unwrap(), Duration::from_millis(300));
         assert_eq!(parse_duration("2s").unwrap(), Duration::from_secs(2));
         assert!(parse_duration("1.5").is_err());
+        assert_eq!(parse_idle("0").unwrap(), Duration::ZERO);
+        assert_eq!(parse_idle("0us").unwrap(), Duration::ZERO);
+        assert_eq!(parse_idle("128us").unwrap(), Duration::from_micros(128));
+        assert_eq!(
+            parse_idle("65535us").unwrap(),
+            Duration::from_micros(65_535)
+        );
+        assert!(parse_idle("65536us").is_err());
+        assert!(parse_idle("1500ns").is_err());
+        assert!(parse_idle("-1us").is_err());
         assert_eq!(parse_duration("250us").unwrap(), Duration::from_micros(250));
         assert!(parse_duration("0ms").is_err());
         assert!(parse_duration("0").is_err());

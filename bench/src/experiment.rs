@@ -98,6 +98,9 @@ pub struct WorkloadSpec {
     /// `--era-traffic` (default: none): 9.1's shared traffic added to the `select-*` shapes;
     /// `--era-traffic` on the command line replaces it.
     pub era_traffic: Option<Vec<String>>,
+    /// `--idle` (default: 0us): the round trip to the client after each transaction, off the
+    /// CPU (e.g. `"28us"`); `--idle` on the command line replaces it.
+    pub idle: Option<String>,
 }
 
 /// `[sim]` and `[real]`: trial lengths on one engine.
@@ -163,6 +166,8 @@ pub struct Experiment {
     pub strategies: Vec<Strategy>,
     /// `workload.era_traffic`, resolved.
     pub era_traffic: EraTraffic,
+    /// `workload.idle`, resolved (zero when not given).
+    pub idle: std::time::Duration,
     /// The profile's description and hardware threads.
     pub profile_description: String,
     /// The profile's hardware threads.
@@ -333,6 +338,13 @@ pub fn check(path: &Path, file: File) -> Result<Experiment, FieldError> {
         })?;
         era_traffic = era_traffic.with(x);
     }
+    let idle = match &w.idle {
+        Some(v) => crate::args::parse_idle(v).map_err(|e| FieldError {
+            field: "workload.idle".into(),
+            msg: e,
+        })?,
+        None => std::time::Duration::ZERO,
+    };
     if file.clients.is_empty() {
         return err("clients", "empty: give at least one client count");
     }
@@ -496,6 +508,7 @@ pub fn check(path: &Path, file: File) -> Result<Experiment, FieldError> {
         layouts,
         strategies,
         era_traffic,
+        idle,
     })
 }
 
@@ -727,7 +740,7 @@ fn table(exp: &Experiment, meta: &serde_json::Value, ours: &[Ours]) -> String {
         ));
     }
     s.push_str(&format!(
-        "- **Workload**: {} (`--work {}`{}{}{}{}{}). {}\n",
+        "- **Workload**: {} (`--work {}`{}{}{}{}{}{}). {}\n",
         f.workload.names.join(", "),
         f.workload.work,
         if f.workload.write_pct > 0 {
@@ -757,6 +770,11 @@ fn table(exp: &Experiment, meta: &serde_json::Value, ours: &[Ours]) -> String {
                     .collect::<Vec<_>>()
                     .join(",")
             )),
+        // As run (the command line may replace the file's).
+        meta["settings"]["idle_us"]
+            .as_u64()
+            .filter(|&v| v > 0)
+            .map_or(String::new(), |v| format!(", `--idle {v}us`")),
         f.workload.shape.trim()
     ));
     s.push_str("- **Locks**:");
@@ -1085,6 +1103,16 @@ value = 7808.1
                 "names = [\"pgbench-select\"]",
                 "names = [\"pgbench-select\"]\nera_traffic = [\"sinval\", \"client\"]",
                 "workload.era_traffic[1]",
+            ),
+            (
+                "names = [\"pgbench-select\"]",
+                "names = [\"pgbench-select\"]\nidle = \"70ms\"",
+                "workload.idle",
+            ),
+            (
+                "names = [\"pgbench-select\"]",
+                "names = [\"pgbench-select\"]\nidle = \"1500ns\"",
+                "workload.idle",
             ),
             ("metric = \"tps\"", "metric = \"qps\"", "seed[0].metric"),
             ("clients = 1\n", "clients = 3\n", "seed[0].clients"),

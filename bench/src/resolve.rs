@@ -65,6 +65,7 @@ pub fn resolve(args: Vec<std::ffi::OsString>, base: Option<&Path>) -> Resolved {
                 platform: given("platform"),
                 cores: given("cores"),
                 era_traffic: given("era_traffic"),
+                idle: given("idle"),
             },
         );
         exp

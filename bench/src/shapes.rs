@@ -319,6 +319,7 @@ pub fn shape_with(w: Workload, era: EraTraffic) -> (PerTxn, EraSpins) {
         work: 0,
         time_every: 64,
         strategy: Strategy::Scan,
+        idle_us: 0,
     };
     let mut worker = Worker::new(0, 1, cfg);
     if w.holds_pin() {

@@ -286,6 +286,26 @@ fn bad_input_exits_2_naming_the_argument() {
         &["--era-traffic", "sinval,clients", "--out", o],
         &["--era-traffic", "clients", "freelist"],
     );
+    expect_usage_error(&["--idle", "70ms", "--out", o], &["--idle", "65535us"]);
+    expect_usage_error(
+        &["--idle", "1500ns", "--out", o],
+        &["--idle", "whole microseconds"],
+    );
+    expect_usage_error(
+        &[
+            "--workload",
+            concat!(
+                "trace:",
+                env!("CARGO_MANIFEST_DIR"),
+                "/traces/pg15-S-c1/trace.tsv"
+            ),
+            "--idle",
+            "10us",
+            "--out",
+            o,
+        ],
+        &["--idle", "replays its own idle time"],
+    );
     // A file where the output directory should be: not creatable.
     std::fs::create_dir_all(&out).unwrap();
     let file = out.join("plain-file");

@@ -275,6 +275,36 @@ fn the_command_line_era_traffic_replaces_the_files() {
     }
 }
 
+/// `--idle` on the command line replaces the file's `idle` (none in seed 001's file), and
+/// `meta.json` and `experiment.md` say what ran.
+#[test]
+fn the_command_line_idle_replaces_the_files() {
+    let path = experiments_dir().join("seed-001-flexlock.toml");
+    for (extra, want) in [(&[][..], 0u64), (&["--idle", "30us"], 30)] {
+        let out = out_dir("exp", &format!("idle-{want}"));
+        let mut args = vec![
+            "--experiment",
+            path.to_str().unwrap(),
+            "--trials",
+            "1",
+            "--threads",
+            "1",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        args.extend(engine_args());
+        let o = bench(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let meta: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap();
+        assert_eq!(meta["settings"]["idle_us"], want);
+        let md = std::fs::read_to_string(out.join("experiment.md")).unwrap();
+        assert_eq!(md.contains("`--idle 30us`"), want == 30, "{extra:?}");
+        std::fs::remove_dir_all(&out).ok();
+    }
+}
+
 #[test]
 fn the_file_sets_what_runs() {
     // --locks, --workload, --work ... beside --experiment: exit 2 naming the option.

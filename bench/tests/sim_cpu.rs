@@ -67,3 +67,66 @@ fn one_worker_keeps_one_core_of_four_busy_and_contention_costs_cpu() {
     assert!(points.iter().all(|p| num(p, "cpu_busy_pct") > 0.0));
     std::fs::remove_dir_all(&d).ok();
 }
+
+/// `--idle`: the round trip to the client is off the CPU. One worker with 20 µs of work and
+/// 20 µs idle per transaction spends the same CPU per transaction as without the idle time,
+/// runs each transaction in its CPU time plus the idle time (and a system call), and keeps its
+/// core busy only for the CPU part.
+#[test]
+fn idle_time_is_off_the_cpu() {
+    let run = |idle: &str| {
+        let d = out_dir("simcpu", &format!("idle{idle}"));
+        let o = bench(&[
+            "--engine",
+            "sim",
+            "--cores",
+            "1",
+            "--workload",
+            "pgbench-select",
+            "--locks",
+            "atomic",
+            "--threads",
+            "1",
+            "--trials",
+            "1",
+            "--work",
+            "20000",
+            "--idle",
+            idle,
+            "--duration",
+            "2ms",
+            "--out",
+            d.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let row = csv_rows(&d.join("results.csv")).remove(0);
+        let meta: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(d.join("meta.json")).unwrap()).unwrap();
+        std::fs::remove_dir_all(&d).ok();
+        (row, meta)
+    };
+    let (busy, _) = run("0us");
+    let (idle, meta) = run("20us");
+    assert_eq!(meta["settings"]["idle_us"], 20);
+    let cpu = num(&busy, "cpu_s_per_txn");
+    let cpu_idle = num(&idle, "cpu_s_per_txn");
+    assert!(
+        (cpu_idle - cpu).abs() <= cpu * 0.02,
+        "CPU per transaction {cpu_idle} s with idle time, {cpu} s without"
+    );
+    // Without idle time the transaction is its CPU; with it, CPU + 20 µs (+ the wait's system
+    // call, 75 ns): the rate falls by that ratio.
+    let want = cpu / (cpu + 20e-6);
+    let got = num(&idle, "txns") / num(&busy, "txns");
+    assert!(
+        (got - want).abs() <= want * 0.05,
+        "rate with idle time {got} of the busy one's, expected {want}"
+    );
+    assert!(num(&busy, "cpu_busy_pct") > 99.0, "{busy:?}");
+    let want_busy = 100.0 * cpu / (cpu + 20e-6);
+    assert!(
+        (num(&idle, "cpu_busy_pct") - want_busy).abs() <= 3.0,
+        "busy {} % with idle time, expected about {want_busy} %",
+        num(&idle, "cpu_busy_pct")
+    );
+}

@@ -54,7 +54,7 @@
 //! executor, coherence model, store buffer, OS model and counters, each a file of its own) ←
 //! `run` ([`run()`], [`SimConfig`]), [`atomic`], the OS calls
 //! (`os`: [`pause`], [`compute`], [`instructions`], [`touch`], [`now_nanos`], [`sleep_micros`],
-//! [`futex_wait`], [`futex_wake`], [`settle`]) and [`thread`] ← [`Mutex`]. [`LineAligned`] stands
+//! [`idle_nanos`], [`futex_wait`], [`futex_wake`], [`settle`]) and [`thread`] ← [`Mutex`]. [`LineAligned`] stands
 //! alone.
 //!
 //! ```
@@ -106,8 +106,8 @@ pub use machine::{
 };
 pub use mutex::{Mutex, MutexGuard};
 pub use os::{
-    compute, futex_wait, futex_wake, instructions, now_nanos, pause, settle, sleep_micros,
-    spin_pauses, touch,
+    compute, futex_wait, futex_wake, idle_nanos, instructions, now_nanos, pause, settle,
+    sleep_micros, spin_pauses, touch,
 };
 pub use profile::Profile;
 pub use run::{run, SimConfig};

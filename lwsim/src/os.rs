@@ -76,6 +76,17 @@ pub fn sleep_micros(micros: u64) {
     machine::sleep(micros * 1_000_000);
 }
 
+/// An idle wait of `nanos` (a backend waiting on its socket for the client's next query):
+/// system call, leave the core, come back after exactly `nanos`, no timer slack.
+pub fn idle_nanos(nanos: u64) {
+    if !machine::active() {
+        std::thread::sleep(std::time::Duration::from_nanos(nanos));
+        return;
+    }
+    machine::serialize();
+    machine::idle_wait(nanos * 1000);
+}
+
 /// `FUTEX_WAIT`: sleeps while `word` equals `expected` (compare and enqueue are atomic with
 /// respect to [`futex_wake`], as in the kernel). Spurious returns are allowed, as the kernel's.
 pub fn futex_wait(word: &AtomicU32, expected: u32) {

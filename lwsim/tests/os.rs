@@ -42,6 +42,35 @@ fn timed_sleep_advances_the_sleepers_clock() {
     assert_eq!(r.total().sleeps, 1);
 }
 
+/// An idle wait (a backend waiting on its socket) costs one system call and the wait, exactly:
+/// no timer slack, and it is not counted as a sleep; the core is free meanwhile.
+#[test]
+fn idle_wait_has_no_timer_slack() {
+    let p = broadwell();
+    let want = p.ps(cost::SYSCALL) + 100_000_000;
+    assert!(p.ps(cost::TIMER_SLACK) > 0);
+    let got = Arc::new(Mutex::new(0));
+    let g = got.clone();
+    let r = lwsim::run(SimConfig::new(p, 1), move || {
+        let g = g.clone();
+        let waiter = lwsim::thread::spawn(move || {
+            let t0 = now_nanos();
+            lwsim::idle_nanos(100_000);
+            *g.lock().unwrap() = (now_nanos() - t0) * 1000;
+        });
+        // A second thread on the one core runs while the first waits.
+        let other = lwsim::thread::spawn(|| lwsim::compute(50_000));
+        waiter.join().unwrap();
+        other.join().unwrap();
+    });
+    assert_eq!(*got.lock().unwrap() / 1000, want / 1000);
+    assert_eq!(r.total().sleeps, 0);
+    assert!(
+        r.total().idle_ps > 0,
+        "the core should be idle for part of the wait"
+    );
+}
+
 /// A sleeper woken by FUTEX_WAKE runs `wake_to_run` after the waker's call began (its core is
 /// idle); the waker pays `futex_wake`.
 #[test]

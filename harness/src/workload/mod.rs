@@ -312,6 +312,11 @@ fn transaction<F: LockFamily>(workload: Workload, s: &Shared<F>, w: &mut Worker)
     let p = &s.progress[w.slot];
     p.ops.store(w.ops, Ordering::Relaxed);
     p.txns.store(w.txns, Ordering::Relaxed);
+    if w.cfg.idle_us > 0 {
+        // The round trip to the client, off the CPU (after the progress is published, so a
+        // stop signal during it finds the transaction counted).
+        lwlock::sync::idle_nanos(u64::from(w.cfg.idle_us) * 1000);
+    }
 }
 
 /// Runs `n` transactions of `workload` (the criterion benchmarks' unit of work: each sample

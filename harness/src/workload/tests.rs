@@ -27,6 +27,7 @@ impl LockVisitor for RunEach {
                 work: 3,
                 time_every: 2,
                 strategy,
+                idle_us: 0,
             };
             let mut ws = vec![Worker::new(0, 2, cfg), Worker::new(1, 2, cfg)];
             for _ in 0..100 {
@@ -83,6 +84,7 @@ fn the_broken_lock_fails_every_workload() {
                     work: 0,
                     time_every: 4,
                     strategy: Strategy::Scan,
+                    idle_us: 0,
                 };
                 let mut ws = vec![Worker::new(0, 1, cfg)];
                 for _ in 0..200 {
@@ -109,6 +111,7 @@ fn check_catches_a_lost_update() {
             work: 0,
             time_every: 1,
             strategy: Strategy::Scan,
+            idle_us: 0,
         },
     );
     transaction(Workload::EndXact, &s, &mut w);
@@ -130,6 +133,7 @@ fn time_every_does_not_alias_with_the_transaction() {
             work: 0,
             time_every: 3,
             strategy: Strategy::Scan,
+            idle_us: 0,
         },
     );
     let n = 3000u64;
@@ -183,6 +187,7 @@ fn one_worker(work: u32) -> Worker {
             work,
             time_every: 1,
             strategy: Strategy::Scan,
+            idle_us: 0,
         },
     )
 }
@@ -429,6 +434,7 @@ impl LockVisitor for RunEra {
                     work: 3,
                     time_every: 2,
                     strategy: Strategy::Scan,
+                    idle_us: 0,
                 };
                 let mut ws = vec![Worker::new(0, 2, cfg), Worker::new(1, 2, cfg)];
                 for _ in 0..50 {
@@ -454,4 +460,11 @@ fn era_traffic_adds_its_operations_and_passes_the_checks() {
     for k in LockKind::bench_built_in().filter(|k| k.in_bench_all()) {
         k.dispatch(RunEra);
     }
+}
+
+/// `WorkerConfig::idle_us` sits in the config's old padding: the config, and so `Worker`,
+/// keep the size they had before it, and every simulated run its addresses.
+#[test]
+fn worker_config_keeps_its_size() {
+    assert_eq!(std::mem::size_of::<WorkerConfig>(), 12);
 }

@@ -19,6 +19,11 @@ pub struct WorkerConfig {
     pub time_every: u32,
     /// How snapshots are taken.
     pub strategy: Strategy,
+    /// Idle time after each transaction, microseconds (`--idle`): the backend waiting on its
+    /// socket for its client's next query (pgbench's round trip), off the CPU. A `u16` so that
+    /// the config fits its old padding: `Worker` keeps its size, and so every simulated run its
+    /// addresses (a FlexLock operation's stack slot is charged by line).
+    pub idle_us: u16,
 }
 
 /// One thread's state and tallies.

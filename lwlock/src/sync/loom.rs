@@ -7,8 +7,8 @@
 
 pub use super::host::{clock_nanos, instructions, touch};
 pub use super::model::{
-    advance_model_clock, model_clock_start, sleep_micros, spin_loop, wait_word, wait_word_until,
-    wake_all_word, Futex, MODEL_CLOCK_NEVER,
+    advance_model_clock, idle_nanos, model_clock_start, sleep_micros, spin_loop, wait_word,
+    wait_word_until, wake_all_word, Futex, MODEL_CLOCK_NEVER,
 };
 
 pub use loom::sync::atomic::{

@@ -88,6 +88,12 @@ pub fn sleep_micros(micros: u64) {
     sim::sleep_micros(micros);
 }
 
+/// Wait idle for `nanos` of virtual time, off the core and with no timer slack: a backend
+/// waiting on its socket for its client's next query (the simulator's idle wait).
+pub fn idle_nanos(nanos: u64) {
+    sim::idle_nanos(nanos);
+}
+
 /// A 32-bit futex word: `wait` sleeps only while the word still equals `expected`; `wake_*`
 /// wake sleepers (the simulator's OS model). Spurious returns from `wait` are allowed.
 #[derive(Debug)]

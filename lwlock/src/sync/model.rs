@@ -110,6 +110,12 @@ pub fn sleep_micros(micros: u64) {
     thread::yield_now();
 }
 
+/// Wait idle for `nanos` (a backend waiting on its socket): a yield, as `sleep_micros`.
+pub fn idle_nanos(nanos: u64) {
+    let _ = nanos;
+    thread::yield_now();
+}
+
 /// The value a wake compares the word with, so that its read of the word (a failing
 /// `compare_exchange`) does not store. No futex word of this workspace holds it: a lock state
 /// word has unused bits, a semaphore count that high aborts, a condvar sequence would take 2^32

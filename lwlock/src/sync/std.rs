@@ -36,6 +36,12 @@ pub fn sleep_micros(micros: u64) {
     std::thread::sleep(std::time::Duration::from_micros(micros));
 }
 
+/// Wait idle for `nanos` (a backend waiting on its socket for its client's next query): a
+/// sleep, which on real threads oversleeps by the OS's timer slack.
+pub fn idle_nanos(nanos: u64) {
+    std::thread::sleep(std::time::Duration::from_nanos(nanos));
+}
+
 /// A 32-bit futex word: `wait` sleeps only while the word still equals `expected`; `wake_*`
 /// wake sleepers. Spurious returns from `wait` are allowed, so callers re-check in a loop.
 ///

@@ -74,7 +74,9 @@ pub use executor::supervisor_wait_until;
 pub use spin::spin_pauses;
 pub(crate) use store_buffer::merge_field;
 pub use store_buffer::{forwarded, store_field, store_plain};
-pub use syscall::{futex_wait, futex_wake, sched_yield, sleep, thread_exit, thread_start};
+pub use syscall::{
+    futex_wait, futex_wake, idle_wait, sched_yield, sleep, thread_exit, thread_start,
+};
 
 use crate::line_profile::LineProfile;
 use crate::profile::Profile;

@@ -35,15 +35,31 @@ pub fn thread_exit() {
 
 /// A timed sleep of `ps` picoseconds.
 pub fn sleep(ps: u64) {
+    off_core(ps, true);
+}
+
+/// An idle wait of exactly `ps` picoseconds, ended by an event from outside the machine (a
+/// backend's read of its socket, answered by its client): the system call, off the core, back
+/// after `ps`, with no timer slack (no timer ends it) and not counted as a sleep.
+pub fn idle_wait(ps: u64) {
+    off_core(ps, false);
+}
+
+/// Leaves the core for `ps` picoseconds after a system call; a timed sleep (`timed`) pays the
+/// profile's timer slack and counts as a sleep.
+fn off_core(ps: u64, timed: bool) {
     at_sync_point(|m| {
         let id = m.current;
         let a = m.agent();
-        m.counters[a].sleeps += 1;
+        if timed {
+            m.counters[a].sleeps += 1;
+        }
         m.advance(m.costs[cost::SYSCALL]);
         let supervisor = m.tasks[id].supervisor;
         m.with_os(|os, m| os.leave_core(m, id));
+        let slack = if timed { m.costs[cost::TIMER_SLACK] } else { 0 };
         let t = &mut m.tasks[id];
-        t.clock += ps + m.costs[cost::TIMER_SLACK];
+        t.clock += ps + slack;
         t.needs_core = !supervisor;
     });
     at_sync_point(|_| ());

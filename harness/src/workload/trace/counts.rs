@@ -29,6 +29,7 @@ pub fn replay_counts<F: LockFamily>(
         work: 0,
         time_every: 64,
         strategy: crate::snapshot::Strategy::Scan,
+        idle_us: 0,
     };
     let handles: Vec<_> = (0..threads)
         .map(|slot| {
