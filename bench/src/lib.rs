@@ -92,16 +92,20 @@ impl Lwbench {
     }
 
     /// Adds lock type `L` under `name` (its `--locks` name and its column in every table) with
-    /// a one-line `description` (shown by `--help`).
+    /// a one-line `description` (shown by `--help`). On the simulated engine a lock that does not
+    /// announce its own instruction time (`L::INSTRUCTIONS_ANNOUNCED` false, the default) is
+    /// charged lwlock's default per acquire and release
+    /// ([`lwlock::default_instructions`]); one that does is run as it is.
     pub fn lock<L: lwlock::RawLwLock + 'static>(
         mut self,
         name: &'static str,
         description: &'static str,
     ) -> Self {
+        type Charged<L> = lwlock::default_instructions::DefaultInstructions<L>;
         self.locks.push(
             locks::UserLock::new(name, description)
-                .with::<runner::Trial, locks::RawFamily<L>>()
-                .with::<lwtorture::Torture, locks::RawFamily<L>>(),
+                .with::<runner::Trial, locks::RawFamily<Charged<L>>>()
+                .with::<lwtorture::Torture, locks::RawFamily<Charged<L>>>(),
         );
         self
     }

@@ -26,7 +26,8 @@
 //!
 //! `user` is [`UserSpinLock`] below: a lock written only against `lwlock::sync`, as a user's own
 //! lock would be; it runs unchanged on real threads (a normal build runs it once as a smoke test)
-//! and on the simulator.
+//! and on the simulator, where it announces no instruction time and is charged lwlock's default
+//! per acquire and release (`lwlock::default_instructions`).
 
 use lwlock::sync::{spin_loop, AtomicU32, Ordering};
 use lwlock::{AcquireOrWait, Mode, RawLwLock, Tranche};
@@ -122,6 +123,7 @@ fn main() {
 
 #[cfg(lwsim)]
 fn main() {
+    use lwlock::default_instructions::DefaultInstructions;
     use lwlock::reference::sweep::{run_lock, Point, Workload};
     use lwlock::reference::{McsLock, QSpinLock, TasLock, TicketLock};
     use lwlock::sync::lwsim::{Profile, SimConfig};
@@ -246,7 +248,8 @@ fn main() {
             "ticket" => run_lock::<TicketLock>(cfg, w),
             "mcs" => run_lock::<McsLock>(cfg, w),
             "qspinlock" => run_lock::<QSpinLock>(cfg, w),
-            "user" => run_lock::<UserSpinLock>(cfg, w),
+            // A user's lock announces no instruction time: charged the default.
+            "user" => run_lock::<DefaultInstructions<UserSpinLock>>(cfg, w),
             other => {
                 eprintln!(
                     "unknown lock {other} (atomic, classic, tas, ticket, mcs, qspinlock, user)"

@@ -301,6 +301,7 @@ impl Default for RawClassicLwLock {
 // the spinlock, which is held for a bounded number of instructions.
 unsafe impl RawLwLock for RawClassicLwLock {
     const NAME: &'static str = "classic";
+    const INSTRUCTIONS_ANNOUNCED: bool = true;
 
     fn with_tranche(tranche: Tranche) -> Self {
         Self::new_in(tranche)

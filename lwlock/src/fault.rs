@@ -231,6 +231,7 @@ impl<L> FaultLock<L> {
 // released (the trait's rule for an unwinding release); `conditional_acquire` adds no blocking.
 unsafe impl<L: RawLwLock> RawLwLock for FaultLock<L> {
     const NAME: &'static str = "fault-injected";
+    const INSTRUCTIONS_ANNOUNCED: bool = L::INSTRUCTIONS_ANNOUNCED;
 
     fn with_tranche(tranche: Tranche) -> Self {
         FaultLock::new(L::with_tranche(tranche))

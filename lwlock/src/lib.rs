@@ -87,6 +87,7 @@ mod classic;
 mod condvar;
 #[cfg(feature = "deadlock_detection")]
 pub mod deadlock;
+pub mod default_instructions;
 pub mod elog;
 #[cfg(not(loom))]
 mod fair_mutex;

@@ -74,6 +74,14 @@ pub unsafe trait RawLwLock: Send + Sync {
     /// Short name used by tests, benches and plots (`"atomic"`, `"classic"`, `"parking-lot"`).
     const NAME: &'static str;
 
+    /// Whether the lock's paths account for their own instruction time under the simulator
+    /// (with [`crate::sync::instructions`]; the design document, "Instruction time"). The
+    /// project's annotated locks say `true`. A lock that leaves the default `false` is charged
+    /// a default per acquire and per release when it runs wrapped in
+    /// [`DefaultInstructions`](crate::default_instructions::DefaultInstructions), as lwbench
+    /// runs every lock registered with `Lwbench::lock`.
+    const INSTRUCTIONS_ANNOUNCED: bool = false;
+
     /// A new, free lock reporting its waits under `tranche`.
     fn with_tranche(tranche: Tranche) -> Self
     where

@@ -520,3 +520,113 @@ fn cost_uncontended_pair_is_memory_ops_plus_instructions() {
     assert_eq!((a, c), (cases[0].1, cases[2].1));
     assert!(c < a * 12 / 10, "{a} {c}");
 }
+
+/// A test-and-set lock with the reference TAS lock's memory operations (a swap, a release store)
+/// and no instruction annotations: a user's lock, as written against `lwlock::sync`.
+#[derive(Debug, Default)]
+struct BareTas(lwlock::sync::AtomicBool);
+
+// SAFETY: only the thread whose swap turned `false` into `true` holds it; Acquire swap / Release
+// store; nothing unwinds; the conditional acquire is one swap.
+unsafe impl RawLwLock for BareTas {
+    const NAME: &'static str = "bare-tas";
+    fn with_tranche(_: lwlock::Tranche) -> Self {
+        BareTas::default()
+    }
+    fn acquire(&self, mode: Mode) -> bool {
+        let mut fast = true;
+        while !self.conditional_acquire(mode) {
+            fast = false;
+            lwlock::sync::spin_loop();
+        }
+        fast
+    }
+    fn conditional_acquire(&self, _: Mode) -> bool {
+        !self.0.swap(true, lwlock::sync::Ordering::Acquire)
+    }
+    fn acquire_or_wait(&self, mode: Mode) -> lwlock::AcquireOrWait {
+        self.acquire(mode);
+        lwlock::AcquireOrWait::Acquired
+    }
+    unsafe fn release(&self, _: Mode) {
+        self.0.store(false, lwlock::sync::Ordering::Release);
+    }
+    fn is_locked(&self) -> bool {
+        self.0.load(lwlock::sync::Ordering::Relaxed)
+    }
+    fn is_locked_exclusive(&self) -> bool {
+        self.is_locked()
+    }
+    fn tranche(&self) -> lwlock::Tranche {
+        lwlock::Tranche::DEFAULT
+    }
+}
+
+// A user's bare lock announces nothing; the annotated locks announce theirs.
+const _: () = {
+    assert!(!BareTas::INSTRUCTIONS_ANNOUNCED);
+    assert!(TasLock::INSTRUCTIONS_ANNOUNCED && TicketLock::INSTRUCTIONS_ANNOUNCED);
+    assert!(McsLock::INSTRUCTIONS_ANNOUNCED && QSpinLock::INSTRUCTIONS_ANNOUNCED);
+    assert!(RawAtomicLwLock::INSTRUCTIONS_ANNOUNCED && RawClassicLwLock::INSTRUCTIONS_ANNOUNCED);
+};
+
+/// The default instruction time of a lock that announces none (`lwlock::default_instructions`):
+/// wrapped in `DefaultInstructions`, the unannotated TAS lock's uncontended pair costs its
+/// memory operations plus 6 + 1 instructions, exactly the annotated reference TAS lock's cost;
+/// unwrapped, its memory operations alone. The project's annotated locks say so
+/// (`INSTRUCTIONS_ANNOUNCED`) and the wrapper charges them nothing: each one's pair costs the
+/// same picoseconds wrapped or not, so their figures are untouched.
+#[test]
+fn cost_a_users_lock_is_charged_the_default_instruction_time() {
+    use lwlock::default_instructions::{
+        DefaultInstructions as D, DEFAULT_ACQUIRE_INSTRUCTIONS, DEFAULT_RELEASE_INSTRUCTIONS,
+    };
+    use lwlock::sync::lwsim::profile::cost;
+    if cfg!(debug_assertions) {
+        return; // the debug build's `debug_assert!` loads add memory operations
+    }
+    let p = profile("this-machine");
+    let per = (p.get("instruction_ns").unwrap() * 1000.0).round() as u64;
+    assert!(per > 0, "this-machine has instruction time");
+    let (store, rmw) = (p.ps(cost::STORE_HIT), p.ps(cost::RMW_HIT));
+    let x = Mode::Exclusive;
+    let bare = uncontended_pair_ps::<BareTas>(p.clone(), x, 50);
+    let charged = uncontended_pair_ps::<D<BareTas>>(p.clone(), x, 50);
+    let tas = uncontended_pair_ps::<TasLock>(p.clone(), x, 50);
+    println!("bare {bare} ps, with the default {charged} ps, the annotated TAS lock {tas} ps");
+    assert_eq!(bare, rmw + store);
+    let n = u64::from(DEFAULT_ACQUIRE_INSTRUCTIONS + DEFAULT_RELEASE_INSTRUCTIONS);
+    assert_eq!(n, 7);
+    assert_eq!(charged, rmw + store + n * per);
+    assert_eq!(charged, tas);
+    // The annotated locks (announced: checked at compile time below) cost the same wrapped, to
+    // the picosecond.
+    let same = [
+        (tas, uncontended_pair_ps::<D<TasLock>>(p.clone(), x, 50)),
+        (
+            uncontended_pair_ps::<TicketLock>(p.clone(), x, 50),
+            uncontended_pair_ps::<D<TicketLock>>(p.clone(), x, 50),
+        ),
+        (
+            uncontended_pair_ps::<McsLock>(p.clone(), x, 50),
+            uncontended_pair_ps::<D<McsLock>>(p.clone(), x, 50),
+        ),
+        (
+            uncontended_pair_ps::<QSpinLock>(p.clone(), x, 50),
+            uncontended_pair_ps::<D<QSpinLock>>(p.clone(), x, 50),
+        ),
+    ];
+    for m in [Mode::Shared, Mode::Exclusive] {
+        assert_eq!(
+            uncontended_pair_ps::<RawAtomicLwLock>(p.clone(), m, 50),
+            uncontended_pair_ps::<D<RawAtomicLwLock>>(p.clone(), m, 50)
+        );
+        assert_eq!(
+            uncontended_pair_ps::<RawClassicLwLock>(p.clone(), m, 50),
+            uncontended_pair_ps::<D<RawClassicLwLock>>(p.clone(), m, 50)
+        );
+    }
+    for (i, (a, b)) in same.iter().enumerate() {
+        assert_eq!(a, b, "reference lock {i}");
+    }
+}

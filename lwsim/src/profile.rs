@@ -312,6 +312,23 @@ pub const MODEL_KEYS: &[ModelKey] = &[
               sharer set kept as under 0",
         choices: &[0.0, 1.0],
     },
+    ModelKey {
+        key: "wake_placement",
+        default: 0.0,
+        range: (0.0, 1.0),
+        doc: "structural option, where a woken thread (FUTEX_WAKE, the end of a timed sleep) is \
+              placed: 0 (the model's choice until now, kept as the default) its previous core if \
+              idle, else the lowest-numbered idle core of the machine, else its previous core's \
+              run queue; 1 as kernel/sched/fair.c before 6.6 (select_task_rq_fair's fast path): \
+              a target from wake_affine (simplified: the previous core if the waker shares its \
+              L3 and is idle or the previous core is idle, else the waker's core when its run \
+              queue is lighter by wake_affine_weight's test reduced to thread counts), then \
+              select_idle_sibling: the target if idle, else the previous core if idle and in the \
+              target's L3, else the first idle core of the target's L3 scanning from the one \
+              after the target, else the target's run queue (a timed sleep's waker is the \
+              sleeper's own previous core; the supervisor's wake has none)",
+        choices: &[0.0, 1.0],
+    },
 ];
 
 /// The choices of structural option `key` (see [`ModelKey::choices`]); `None` for a parameter or
@@ -345,6 +362,7 @@ pub mod model {
     pub const BALANCE_BUSY_FACTOR: usize = 15;
     pub const RESIDENCY_AFTER_STORE: usize = 16;
     pub const SHARED_LOAD_LLC: usize = 17;
+    pub const WAKE_PLACEMENT: usize = 18;
 }
 
 /// Indices into [`Profile::costs_ps`].

@@ -172,6 +172,47 @@ fn an_rmw_reads_its_value_when_the_line_arrives_not_when_it_was_requested() {
 /// every request gives exactly 2.
 #[test]
 fn a_two_thread_cas_loop_fails_about_as_often_as_on_real_threads() {
+    let full = Profile::builtin("this-machine").unwrap();
+    let mut eager = full.clone();
+    eager
+        .set_all("residency_ns=0,jitter=0,arbitration=0")
+        .unwrap();
+    let (with, without) = (cas_per_success(full), cas_per_success(eager));
+    println!("CAS per success: {with:.3} with residency, {without:.3} without");
+    assert!((without - 2.0).abs() < 0.01, "no residency: {without}");
+    assert!(
+        (1.52 * 0.75..=1.56 * 1.25).contains(&with),
+        "{with} CAS per success, real threads 1.52-1.56 (±25 %)"
+    );
+}
+
+/// The same CAS loop held against measurements the residency was not fitted on: two sessions on
+/// another host (a 2-vCPU Intel Xeon VM: RMW 9.4 ns, PAUSE 12.4 ns, one-way transfer 63-70 ns;
+/// docs/results.md, "This machine"), whose real CAS attempts per success were 1.441 (1.212-1.490,
+/// seven trials) and 1.269 (1.034-1.320, nine trials). The model gets that host's measured costs
+/// and the residency every profile without a calibration gets, 3 × its RMW (28.2 ns): the rule
+/// taken from the first host, not a fit to these figures. The band: the simulated figure within
+/// ±25 % of each session's median (reported; a model change that moves it out fails here).
+#[test]
+fn the_cas_loop_against_another_hosts_measurements_it_was_not_fitted_on() {
+    let mut p = Profile::builtin("this-machine").unwrap();
+    p.set_all("rmw_hit_ns=9.4,pause_ns=12.4,transfer_l3_ns=70,residency_ns=28.2")
+        .unwrap();
+    let sim = cas_per_success(p);
+    for (real, lo, hi) in [(1.441, 1.212, 1.490), (1.269, 1.034, 1.320)] {
+        println!(
+            "simulated {sim:.3} CAS per success, real {real} ({lo}-{hi}): sim / real {:.2}",
+            sim / real
+        );
+        assert!(
+            (real * 0.75..=real * 1.25).contains(&sim),
+            "{sim} CAS per success against {real} (±25 %)"
+        );
+    }
+}
+
+/// CAS attempts per successful increment of a 2-thread CAS loop (2000 increments each) under `p`.
+fn cas_per_success(p: Profile) -> f64 {
     let run = |p: Profile| {
         let tries = Arc::new(AtomicU64::new(0));
         let t2 = tries.clone();
@@ -209,18 +250,7 @@ fn a_two_thread_cas_loop_fails_about_as_often_as_on_real_threads() {
         });
         tries.as_std().load(Ordering::Relaxed) as f64 / 4000.0
     };
-    let full = Profile::builtin("this-machine").unwrap();
-    let mut eager = full.clone();
-    eager
-        .set_all("residency_ns=0,jitter=0,arbitration=0")
-        .unwrap();
-    let (with, without) = (run(full), run(eager));
-    println!("CAS per success: {with:.3} with residency, {without:.3} without");
-    assert!((without - 2.0).abs() < 0.01, "no residency: {without}");
-    assert!(
-        (1.52 * 0.75..=1.56 * 1.25).contains(&with),
-        "{with} CAS per success, real threads 1.52-1.56 (±25 %)"
-    );
+    run(p)
 }
 
 /// The run lengths of a 2-thread `fetch_add` race (consecutive increments by one thread) under

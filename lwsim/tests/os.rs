@@ -498,3 +498,88 @@ fn periodic_balancing_moves_a_queued_thread_to_the_less_loaded_core() {
         "balancing did not shorten the run: {on:?} against {off:?}"
     );
 }
+
+/// Four cores on two sockets, one L3 each (cores 0-1 and 2-3), fixed latencies. A waker `A`
+/// starts on core 0; a thread on core 1 exits at about 6 us; the waiter `B` starts on core 2 and
+/// sleeps on a futex; a compute-bound `X` then takes core 2. At 20 us `A` sets the word and
+/// wakes `B`, whose previous core is busy and cores 1 and 3 idle. `B` re-reads the word (a
+/// transfer from core 0) and pauses 5 times. Returns the report and `B`'s clock after the
+/// re-read minus `A`'s at its FUTEX_WAKE (ps).
+fn wake_onto_two_sockets(wake_placement: f64) -> (lwsim::Report, u64) {
+    let mut p = broadwell();
+    (
+        p.sockets,
+        p.cores_per_socket,
+        p.cores_per_l3,
+        p.threads_per_core,
+    ) = (2, 2, 2, 1);
+    p.set("idle_exit_ns", 0.0).unwrap();
+    p.set("balance_busy_factor", 0.0).unwrap();
+    p.set("wake_placement", wake_placement).unwrap();
+    let times = Arc::new(Mutex::new((0u64, 0u64)));
+    let t2 = times.clone();
+    let r = lwsim::run(SimConfig::new(p, 4), move || {
+        let f = Arc::new(Padded(AtomicU32::new(0)));
+        let (fa, ta) = (f.clone(), t2.clone());
+        let a = lwsim::thread::spawn(move || {
+            lwsim::compute(20_000);
+            fa.0.store(1, Ordering::Release);
+            ta.lock().unwrap().0 = ps();
+            lwsim::futex_wake(&fa.0, 1);
+            lwsim::compute(50_000);
+        });
+        lwsim::supervisor_wait_until(1_000);
+        let y = lwsim::thread::spawn(|| lwsim::compute(5_000));
+        lwsim::supervisor_wait_until(2_000);
+        let (fb, tb) = (f.clone(), t2.clone());
+        let b = lwsim::thread::spawn(move || {
+            while fb.0.load(Ordering::Acquire) == 0 {
+                lwsim::futex_wait(&fb.0, 0);
+            }
+            tb.lock().unwrap().1 = ps();
+            for _ in 0..5 {
+                lwsim::pause();
+            }
+        });
+        lwsim::supervisor_wait_until(3_000);
+        let x = lwsim::thread::spawn(|| lwsim::compute(100_000));
+        for h in [a, y, b, x] {
+            h.join().unwrap();
+        }
+    });
+    let (start, back) = *times.lock().unwrap();
+    (r, back - start)
+}
+
+/// `wake_placement` 0 puts the woken `B` on the lowest idle core, core 1, in the waker's L3:
+/// its re-read is an L3 transfer. Under 1 (`select_idle_sibling`), `wake_affine` keeps the
+/// target at `B`'s previous core 2 (the waker's core, busy, would hold two threads against one)
+/// and the scan of that core's L3 finds core 3 idle: `B` runs across the socket from the waker
+/// and its re-read is a remote transfer. Which core `B` ran on is read from the pause counts.
+#[test]
+fn wake_placement_picks_the_previous_cores_l3_under_select_idle_sibling() {
+    let p = broadwell();
+    let (w2r, l3, remote) = (
+        p.ps(cost::WAKE_TO_RUN),
+        p.ps(cost::TRANSFER_L3),
+        p.ps(cost::TRANSFER_REMOTE),
+    );
+    let pauses = |r: &lwsim::Report| r.per_core.iter().map(|c| c.pauses).collect::<Vec<_>>();
+    let (r0, d0) = wake_onto_two_sockets(0.0);
+    let (r1, d1) = wake_onto_two_sockets(1.0);
+    println!(
+        "placement 0: {d0} ps {:?}; 1: {d1} ps {:?}",
+        pauses(&r0),
+        pauses(&r1)
+    );
+    assert_eq!(pauses(&r0), vec![0, 5, 0, 0], "{}", r0.summary());
+    assert_eq!(pauses(&r1), vec![0, 0, 0, 5], "{}", r1.summary());
+    // The re-read's transfer: from core 0 to core 1 (same L3), or to core 3 (other socket).
+    assert_eq!(r0.per_core[1].load_from_modified, 1);
+    assert_eq!(r1.per_core[3].load_from_modified, 1);
+    assert_eq!(d1 - d0, remote - l3);
+    assert!(d0 >= w2r + l3 && d0 <= w2r + l3 + 1000, "{d0}");
+    // Everything else is the same: the same operations, threads and wakeups.
+    let (t0, t1) = (r0.total(), r1.total());
+    assert_eq!((t0.ops, t0.futex_wakes), (t1.ops, t1.futex_wakes));
+}

@@ -84,3 +84,27 @@ fn shared_load_llc_is_set_by_name_or_by_a_profile() {
         assert!(p.get("llc_shared_load_ns").unwrap() > 0.0, "{name}");
     }
 }
+
+/// The structural option `wake_placement`: 0 (the lowest idle core) in every built-in profile,
+/// a structural option of two choices (so `--sensitivity` runs its other choice), switchable by
+/// `--set`'s parser, nothing outside [0, 1].
+#[test]
+fn wake_placement_is_a_structural_option_off_by_default() {
+    for (name, _) in BUILTIN {
+        let p = Profile::builtin(name).unwrap();
+        assert_eq!(p.get("wake_placement"), Some(0.0), "{name}");
+    }
+    assert_eq!(
+        lwsim::profile::structural_choices("wake_placement"),
+        Some(&[0.0, 1.0][..])
+    );
+    let mut p = Profile::builtin("xeon-2s-broadwell").unwrap();
+    let applied = p.set_all("wake_placement=1").unwrap();
+    assert_eq!(applied, vec![("wake_placement".to_string(), 1.0, 0.0)]);
+    assert_eq!(p.param(lwsim::profile::model::WAKE_PLACEMENT), 1.0);
+    let err = p.set_all("wake_placement=2").unwrap_err();
+    assert!(
+        err.contains("wake_placement") && err.contains("outside"),
+        "{err}"
+    );
+}

@@ -79,6 +79,7 @@ impl<P: Policy> AtomicLwLock<P> {
 // `conditional_acquire` is one CAS loop.
 unsafe impl<P: Policy> RawLwLock for AtomicLwLock<P> {
     const NAME: &'static str = P::NAME;
+    const INSTRUCTIONS_ANNOUNCED: bool = true;
 
     fn with_tranche(tranche: Tranche) -> Self {
         Self::new_in(tranche)

@@ -58,6 +58,7 @@ impl Default for McsLock {
 // acquire or release of the lock.
 unsafe impl RawLwLock for McsLock {
     const NAME: &'static str = "mcs";
+    const INSTRUCTIONS_ANNOUNCED: bool = true;
     fn with_tranche(_: Tranche) -> Self {
         McsLock::default()
     }

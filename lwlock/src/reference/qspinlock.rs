@@ -216,6 +216,7 @@ impl QSpinLock {
 // a node is reachable (as a tail or a `next`) only while its owner is in the slow path.
 unsafe impl RawLwLock for QSpinLock {
     const NAME: &'static str = "qspinlock";
+    const INSTRUCTIONS_ANNOUNCED: bool = true;
     fn with_tranche(_: Tranche) -> Self {
         QSpinLock::default()
     }

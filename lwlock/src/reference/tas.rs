@@ -22,6 +22,7 @@ pub struct TasLock {
 // acquire is one swap.
 unsafe impl RawLwLock for TasLock {
     const NAME: &'static str = "tas";
+    const INSTRUCTIONS_ANNOUNCED: bool = true;
     fn with_tranche(_: Tranche) -> Self {
         TasLock::default()
     }

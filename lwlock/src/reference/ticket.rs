@@ -35,6 +35,7 @@ pub struct TicketLock {
 // Acquire load sees: at most one holder at a time, and its accesses happen before the next one's.
 unsafe impl RawLwLock for TicketLock {
     const NAME: &'static str = "ticket";
+    const INSTRUCTIONS_ANNOUNCED: bool = true;
     fn with_tranche(_: Tranche) -> Self {
         TicketLock::default()
     }

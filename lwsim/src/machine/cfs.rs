@@ -5,7 +5,8 @@
 //! Each simulated thread (a task spawned with `thread::spawn`) needs a core: on start or after a
 //! wakeup it takes its previous core if idle, else the lowest idle one, else it joins a run queue
 //! (its previous core's for a wakeup, the shortest for a new thread) and is parked until
-//! dispatched. A dispatch costs `context_switch`. The main task is a supervisor outside the
+//! dispatched; under the structural option `model.wake_placement` 1 a wakeup is placed as
+//! `select_idle_sibling` places it (below). A dispatch costs `context_switch`. The main task is a supervisor outside the
 //! machine: it has no core and is never preempted. The scheduler is CFS as in
 //! kernel/sched/fair.c before 6.6 (the seeds' era; every thread nice 0, one run queue per core):
 //!
@@ -47,6 +48,17 @@
 //!   asking for the running thread's preemption if it is more than `wakeup_granularity` behind.
 //!   The kernel's load arithmetic (weights, `imbalance_pct`, group capacities) is reduced to
 //!   that count of threads.
+//! * **Wakeup placement** (`model.wake_placement`; 0 = the lowest idle core, above): under 1 a
+//!   woken thread goes where `select_task_rq_fair`'s fast path (kernel/sched/fair.c before 6.6)
+//!   sends it: `wake_affine` picks a target, its previous core or its waker's core (the
+//!   FUTEX_WAKE caller's; a timed sleep's timer fires on the sleeper's own previous core; the
+//!   supervisor's wake has none), simplified to `wake_affine_idle` and `wake_affine_weight` with
+//!   loads counted in runnable threads; then `select_idle_sibling`: the target if idle, else
+//!   the previous core if idle and in the target's L3, else the first idle core of the target's
+//!   L3 scanning from the one after it, else the target's run queue. The kernel decides at the
+//!   wakeup, under the waker's clock; lwsim when the woken thread arrives (`wake_to_run` later),
+//!   on the cores' state then, as for choice 0. Not modelled: `wake_wide`, `recent_used_cpu`,
+//!   `SIS_UTIL`'s bound on the scan, a preference for cores whose SMT siblings are idle.
 //! * **Idle states**: a thread placed on a core idle longer than `idle_exit_after_ns` (the deepest
 //!   state's target residency) first waits `idle_exit_ns` (its exit latency); per profile, from
 //!   intel_idle's tables or published wake latencies. Default 0: no idle states.
@@ -68,7 +80,7 @@
 //!
 //! Limits: no scheduler tick (a slice ends exactly, at the thread's next operation, as with
 //! `HRTICK`), no load balancing beyond stealing by an idle core, a wakeup's choice of an idle
-//! core and the periodic balance above (no idle or newly-idle balancing by domain, no `wake_affine`, no `select_idle_sibling` by cache domain), no group scheduling, no
+//! core and the periodic balance above (no idle or newly-idle balancing by domain, `wake_affine` and `select_idle_sibling` only as simplified under `model.wake_placement` 1), no group scheduling, no
 //! buddies other than `sched_yield`'s skip, no cpuidle governor (a core's state follows only how
 //! long it has idled), and preemption takes effect at the running thread's next operation, so a
 //! long [`crate::compute`] delays it.
@@ -324,16 +336,28 @@ impl Cfs {
     /// whether it runs now.
     fn arrive(&mut self, m: &mut Machine, id: usize) -> bool {
         let last = m.tasks[id].last_core.map(|c| c as usize);
-        let idle = last
-            .filter(|&c| self.cores[c].running.is_none())
-            .or_else(|| (0..m.ncores).find(|&c| self.cores[c].running.is_none()));
-        let target = idle.unwrap_or_else(|| {
-            last.unwrap_or_else(|| {
-                (0..m.ncores)
-                    .min_by_key(|&c| self.cores[c].queue.len())
-                    .unwrap_or(0)
-            })
-        });
+        let waker = m.tasks[id].waker_core.take().map(|c| c as usize);
+        let sis = m.prof.param(model::WAKE_PLACEMENT) >= 0.5;
+        let (idle, target) = match last.filter(|_| sis) {
+            // `model.wake_placement` 1: a wakeup placed as `select_task_rq_fair`'s fast path.
+            Some(prev) => {
+                let c = self.select_idle_sibling(m, prev, self.wake_target(m, prev, waker));
+                (self.cores[c].running.is_none().then_some(c), c)
+            }
+            None => {
+                let idle = last
+                    .filter(|&c| self.cores[c].running.is_none())
+                    .or_else(|| (0..m.ncores).find(|&c| self.cores[c].running.is_none()));
+                let target = idle.unwrap_or_else(|| {
+                    last.unwrap_or_else(|| {
+                        (0..m.ncores)
+                            .min_by_key(|&c| self.cores[c].queue.len())
+                            .unwrap_or(0)
+                    })
+                });
+                (idle, target)
+            }
+        };
         let clock = m.tasks[id].clock;
         let s = self.tunables;
         // Vruntime placement, in the target queue's frame.
@@ -387,6 +411,75 @@ impl Cfs {
             }
             false
         }
+    }
+
+    /// Whether core `c` is idle as `available_idle_cpu` sees it: no thread running or queued.
+    fn is_idle(&self, c: usize) -> bool {
+        self.cores[c].running.is_none() && self.cores[c].queue.is_empty()
+    }
+
+    /// Runnable threads of core `c` (running and queued): its load, as a count.
+    fn nr_running(&self, c: usize) -> usize {
+        self.cores[c].queue.len() + usize::from(self.cores[c].running.is_some())
+    }
+
+    /// `wake_affine` (kernel/sched/fair.c before 6.6), simplified: the core a wakeup is placed
+    /// near, the wakee's previous core `prev` or its waker's core. The previous core when
+    /// there is no waker's core (the supervisor woke it) or it is `prev` (a timed sleep);
+    /// `wake_affine_idle`: if the waker's core is idle and shares `prev`'s L3, `prev` if idle,
+    /// else the waker's; else `prev` if idle; else `wake_affine_weight` with each core's load
+    /// as its runnable threads (PELT averages are not modelled): the waker's core with the
+    /// wakee added against `prev` without it (its blocked load subtracted), `prev`'s side
+    /// weighted by `WA_BIAS`'s 100 + (imbalance_pct − 100) / 2 (108 within an L3, 112 across). Not modelled: `wake_wide`
+    /// (which turns affine wakeups off for a waker that wakes many threads in turn), sync
+    /// wakeups (FUTEX_WAKE's are not), the domain walk (every profile's machine is one domain
+    /// with `SD_WAKE_AFFINE`: its sockets are within `node_reclaim_distance`).
+    fn wake_target(&self, m: &Machine, prev: usize, waker: Option<usize>) -> usize {
+        let Some(w) = waker.filter(|&w| w != prev) else {
+            return prev;
+        };
+        if self.is_idle(w) && m.prof.place(w).1 == m.prof.place(prev).1 {
+            return if self.is_idle(prev) { prev } else { w };
+        }
+        if self.is_idle(prev) {
+            return prev;
+        }
+        // `imbalance_pct` of the smallest domain spanning both (kernel/sched/topology.c
+        // `sd_init`): 117 for the cores of one L3 (`SD_SHARE_PKG_RESOURCES`), else 125.
+        let pct = if m.prof.place(w).1 == m.prof.place(prev).1 {
+            117
+        } else {
+            125
+        };
+        let this_load = (self.nr_running(w) + 1) * 100;
+        let prev_load = self.nr_running(prev) * (100 + (pct - 100) / 2);
+        if this_load < prev_load {
+            w
+        } else {
+            prev
+        }
+    }
+
+    /// `select_idle_sibling(p, prev, target)` (kernel/sched/fair.c before 6.6), simplified: the
+    /// target if idle; else `prev` if it is idle and shares the target's L3; else the first idle
+    /// core of the target's L3 (`sd_llc`, the profile's `cores_per_l3`) scanning from the one
+    /// after the target and wrapping (`select_idle_cpu`'s `for_each_cpu_wrap`); else the
+    /// target. Not modelled: `recent_used_cpu`, the per-CPU kthread case, `SIS_UTIL`'s limit
+    /// on the scan (the whole L3 is scanned), `select_idle_core`'s preference for a core whose
+    /// SMT siblings are all idle, asymmetric capacities.
+    fn select_idle_sibling(&self, m: &Machine, prev: usize, target: usize) -> usize {
+        if self.is_idle(target) {
+            return target;
+        }
+        let llc = |c: usize| m.prof.place(c).1;
+        if prev != target && llc(prev) == llc(target) && self.is_idle(prev) {
+            return prev;
+        }
+        let n = m.ncores;
+        (1..n)
+            .map(|k| (target + k) % n)
+            .find(|&c| llc(c) == llc(target) && self.is_idle(c))
+            .unwrap_or(target)
     }
 
     /// Thread `id`, running on core `c`, goes back to the tail of `c`'s run queue at `at`

@@ -43,6 +43,7 @@ impl Machine {
                 needs_core: false,
                 core: None,
                 last_core: None,
+                waker_core: None,
                 supervisor: true,
                 exited: false,
                 vruntime: 0,

@@ -61,6 +61,8 @@ fn off_core(ps: u64, timed: bool) {
         let t = &mut m.tasks[id];
         t.clock += ps + slack;
         t.needs_core = !supervisor;
+        // The timer fires on the core that armed it (timer migration is not modelled).
+        t.waker_core = t.last_core;
     });
     at_sync_point(|_| ());
 }
@@ -114,6 +116,7 @@ pub fn futex_wake(addr: usize, n: u32) {
     at_sync_point(|m| {
         let id = m.current;
         let start = m.tasks[id].clock;
+        let waker_core = m.tasks[id].core;
         let mut woken = 0;
         while woken < n {
             let Some(w) = m.futexes.get_mut(&addr).and_then(|q| q.pop_front()) else {
@@ -124,6 +127,7 @@ pub fn futex_wake(addr: usize, n: u32) {
             let t = &mut m.tasks[w];
             t.parked = false;
             t.needs_core = !t.supervisor;
+            t.waker_core = waker_core;
             t.clock = t.clock.max(wake_at);
             m.lower_horizon(w);
         }

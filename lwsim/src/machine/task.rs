@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 
 /// A task: a simulated thread or the supervisor. The OS model's and the store buffer's per-task
-/// state lives here too (`core`, `last_core`, `vruntime`, `needs_core`; `sb`).
+/// state lives here too (`core`, `last_core`, `waker_core`, `vruntime`, `needs_core`; `sb`).
 #[derive(Clone, Debug)]
 pub(crate) struct Task {
     pub(super) clock: u64,
@@ -16,6 +16,10 @@ pub(crate) struct Task {
     pub(super) needs_core: bool,
     pub(super) core: Option<u32>,
     pub(super) last_core: Option<u32>,
+    /// The core of the thread that woke it (FUTEX_WAKE's caller; for a timed sleep its own
+    /// previous core, where the timer fires), until it takes a core: the OS model's wakeup
+    /// placement may use it (`model.wake_placement`).
+    pub(super) waker_core: Option<u32>,
     /// Not a simulated thread (the main task): no core, no preemption.
     pub(super) supervisor: bool,
     pub(super) exited: bool,
