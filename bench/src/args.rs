@@ -4,8 +4,8 @@
 use clap::{CommandFactory, Parser};
 use lwharness::engine::Engine;
 use lwharness::era_traffic::EraTraffic;
-pub use lwharness::parse::parse_duration;
 use lwharness::parse::{self, parse_seed};
+pub use lwharness::parse::{parse_duration, parse_idle};
 use lwharness::registry::LockKind;
 use lwharness::snapshot::{Layout, Strategy};
 use lwharness::workload::Workload;
@@ -473,22 +473,6 @@ pub(crate) fn check_selection(args: &Args) {
             ),
         );
     }
-}
-
-/// `--idle`: a duration of whole microseconds, at most 65 535 us (see `WorkerConfig::idle_us`).
-pub(crate) fn parse_idle(s: &str) -> Result<Duration, String> {
-    // 0 (with or without a unit) is no idle time; the duration syntax takes positive ones.
-    if s.trim_end_matches(|c: char| c.is_ascii_alphabetic()) == "0" {
-        return Ok(Duration::ZERO);
-    }
-    let d = parse_duration(s)?;
-    if d.as_nanos() % 1000 != 0 || d.as_micros() > u128::from(u16::MAX) {
-        return Err(format!(
-            "{s}: whole microseconds from 0us to {}us",
-            u16::MAX
-        ));
-    }
-    Ok(d)
 }
 
 impl Args {

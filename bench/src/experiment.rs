@@ -339,7 +339,7 @@ pub fn check(path: &Path, file: File) -> Result<Experiment, FieldError> {
         era_traffic = era_traffic.with(x);
     }
     let idle = match &w.idle {
-        Some(v) => crate::args::parse_idle(v).map_err(|e| FieldError {
+        Some(v) => lwharness::parse::parse_idle(v).map_err(|e| FieldError {
             field: "workload.idle".into(),
             msg: e,
         })?,

@@ -14,6 +14,22 @@ use std::time::Duration;
 /// The most threads a command line accepts.
 pub const MAX_THREADS: usize = 4096;
 
+/// `--idle`: a duration of whole microseconds, at most 65 535 us (see `crate::workload::WorkerConfig::idle_us`).
+pub fn parse_idle(s: &str) -> Result<Duration, String> {
+    // 0 (with or without a unit) is no idle time; the duration syntax takes positive ones.
+    if s.trim_end_matches(|c: char| c.is_ascii_alphabetic()) == "0" {
+        return Ok(Duration::ZERO);
+    }
+    let d = parse_duration(s)?;
+    if d.as_nanos() % 1000 != 0 || d.as_micros() > u128::from(u16::MAX) {
+        return Err(format!(
+            "{s}: whole microseconds from 0us to {}us",
+            u16::MAX
+        ));
+    }
+    Ok(d)
+}
+
 /// Parses `300ms`, `2s`, `1.5s`, `500us`, `1m`; a bare number and zero are rejected.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
