@@ -718,9 +718,9 @@ fn parse_hops(v: &Value, sockets: usize) -> Result<(Vec<Vec<u8>>, String), Strin
         }
         t.push(row);
     }
-    for i in 0..sockets {
-        for j in 0..sockets {
-            if t[i][j] != t[j][i] {
+    for (i, row) in t.iter().enumerate() {
+        for (j, h) in row.iter().enumerate() {
+            if *h != t[j][i] {
                 return Err(format!("topology.hops.table: [{i}][{j}] != [{j}][{i}]"));
             }
         }
