@@ -10,6 +10,10 @@
 //!   "costs": { "load_hit_ns": { "value": 1.9, "source": "..." }, ... } }
 //! ```
 //!
+//! The topology may carry a hop table, `"hops": { "table": [[0, 1, ..], ..], "source": "..." }`
+//! (socket hops between every two sockets, used only under the structural option
+//! `model.home_node` 1; without one every two sockets are one hop apart).
+//!
 //! Hardware threads are numbered as Linux numbers them on these machines: first thread of every
 //! physical core, socket by socket, then the SMT siblings in the same order. A run on `n` cores
 //! uses hardware threads `0..n`.
@@ -110,6 +114,11 @@ pub struct Profile {
     pub model: Vec<f64>,
     /// Their sources: the profile's, or `"default: ..."` (the key's documented default).
     pub model_sources: Vec<String>,
+    /// QPI/socket hops between sockets (`topology.hops`, a sockets x sockets table), or empty:
+    /// one hop between any two sockets. Used only under the structural option `home_node` 1.
+    pub hops: Vec<Vec<u8>>,
+    /// The source of `hops` (empty when the profile has no table).
+    pub hops_source: String,
 }
 
 /// A model parameter: its key in the profile's `"model"` section, its default (the value that
@@ -329,6 +338,44 @@ pub const MODEL_KEYS: &[ModelKey] = &[
               sleeper's own previous core; the supervisor's wake has none)",
         choices: &[0.0, 1.0],
     },
+    ModelKey {
+        key: "ownership_until_snoop",
+        default: 0.0,
+        range: (0.0, 1.0),
+        doc: "structural option, how long a new owner keeps a line it was granted exclusively: 0 \
+              (the model's choice until now, kept as the default) a residency window \
+              (residency_ns, residency_after_store) after the grant before the next booked \
+              transfer may start; 1 until the next request's snoop reaches it: the transfer \
+              starts at max(the grant + the owner's own operation (its RMW; nothing after a \
+              plain store), the request + snoop_fraction of the transfer's latency), the \
+              owner's accesses issued before then hit, and the line arrives the rest of the \
+              transfer's latency later (an uncontended transfer costs what it costs under 0)",
+        choices: &[0.0, 1.0],
+    },
+    ModelKey {
+        key: "snoop_fraction",
+        default: 0.5,
+        range: (0.0, 1.0),
+        doc: "under ownership_until_snoop 1, the part of a transfer's latency (transfer_*_ns) \
+              that is the request's way to the owner (its snoop), the rest being the data's way \
+              back (0.5: the two legs of the request/response round trip taken as equal; no \
+              collected source splits a core-to-core transfer into its legs)",
+        choices: &[],
+    },
+    ModelKey {
+        key: "home_node",
+        default: 0.0,
+        range: (0.0, 1.0),
+        doc: "structural option, the path of a transfer between two sockets: 0 (the model's \
+              choice until now, kept as the default) straight from the owner (or sharer) to the \
+              requester at transfer_remote_ns; 1 through the line's home socket (line index mod \
+              sockets), whose agent forwards the request: transfer_remote_ns plus one one-way \
+              socket hop ((transfer_remote_ns - transfer_socket_ns) / 2) per hop the path \
+              requester -> home -> owner -> requester takes beyond a one-hop pair's two, hops \
+              from the profile's topology.hops (1 between any two sockets when it has none). A \
+              transfer within a socket is served there (its L3's directory), as under 0",
+        choices: &[0.0, 1.0],
+    },
 ];
 
 /// The choices of structural option `key` (see [`ModelKey::choices`]); `None` for a parameter or
@@ -363,6 +410,9 @@ pub mod model {
     pub const RESIDENCY_AFTER_STORE: usize = 16;
     pub const SHARED_LOAD_LLC: usize = 17;
     pub const WAKE_PLACEMENT: usize = 18;
+    pub const OWNERSHIP_UNTIL_SNOOP: usize = 19;
+    pub const SNOOP_FRACTION: usize = 20;
+    pub const HOME_NODE: usize = 21;
 }
 
 /// Indices into [`Profile::costs_ps`].
@@ -429,6 +479,7 @@ impl Profile {
         if cores_per_socket % cores_per_l3 != 0 {
             return Err("topology: cores_per_l3 must divide cores_per_socket".into());
         }
+        let (hops, hops_source) = parse_hops(&topo["hops"], sockets)?;
         let mut costs_ps = Vec::new();
         let mut sources = Vec::new();
         for k in COST_KEYS {
@@ -490,6 +541,8 @@ impl Profile {
             cores_per_l3,
             costs_ps,
             sources,
+            hops,
+            hops_source,
         };
         if p.hw_threads() > MAX_AGENTS - 1 {
             return Err(format!(
@@ -531,6 +584,18 @@ impl Profile {
         } else {
             cost::TRANSFER_REMOTE
         })
+    }
+
+    /// Socket hops between sockets `a` and `b` (`topology.hops`; 0 for the same socket, else 1
+    /// when the profile has no table).
+    pub fn socket_hops(&self, a: usize, b: usize) -> u64 {
+        if a == b {
+            0
+        } else if self.hops.is_empty() {
+            1
+        } else {
+            self.hops[a][b] as u64
+        }
     }
 
     /// A model parameter (see [`model`]).
@@ -614,6 +679,14 @@ impl Profile {
             self.hw_threads(),
             self.cores_per_l3
         );
+        if !self.hops.is_empty() {
+            let rows: Vec<String> = self
+                .hops
+                .iter()
+                .map(|r| r.iter().map(|h| h.to_string()).collect::<String>())
+                .collect();
+            s += &format!("  hops {}  {}\n", rows.join(" "), self.hops_source);
+        }
         for (i, k) in COST_KEYS.iter().enumerate() {
             s += &format!(
                 "  {k:<20} {:>12.3}  {}\n",
@@ -629,4 +702,46 @@ impl Profile {
         }
         s
     }
+}
+
+/// Parses the optional `topology.hops` section, `{ "table": [[..], ..], "source": ".." }`: a
+/// sockets x sockets table of hop counts, 0 on the diagonal, 1..=8 elsewhere, symmetric.
+fn parse_hops(v: &Value, sockets: usize) -> Result<(Vec<Vec<u8>>, String), String> {
+    if v.is_null() {
+        return Ok((Vec::new(), String::new()));
+    }
+    let source = v["source"]
+        .as_str()
+        .filter(|s| !s.trim().is_empty())
+        .ok_or("topology.hops.source: the hop table needs its source")?;
+    let rows = v["table"]
+        .as_array()
+        .filter(|r| r.len() == sockets)
+        .ok_or_else(|| format!("topology.hops.table: expected {sockets} rows"))?;
+    let mut t = Vec::new();
+    for (i, r) in rows.iter().enumerate() {
+        let r = r
+            .as_array()
+            .filter(|r| r.len() == sockets)
+            .ok_or_else(|| format!("topology.hops.table[{i}]: expected {sockets} entries"))?;
+        let mut row = Vec::new();
+        for (j, h) in r.iter().enumerate() {
+            let h = h
+                .as_u64()
+                .filter(|&h| if i == j { h == 0 } else { (1..=8).contains(&h) })
+                .ok_or_else(|| {
+                    format!("topology.hops.table[{i}][{j}]: 0 on the diagonal, else 1..8")
+                })?;
+            row.push(h as u8);
+        }
+        t.push(row);
+    }
+    for (i, row) in t.iter().enumerate() {
+        for (j, h) in row.iter().enumerate() {
+            if *h != t[j][i] {
+                return Err(format!("topology.hops.table: [{i}][{j}] != [{j}][{i}]"));
+            }
+        }
+    }
+    Ok((t, source.to_string()))
 }

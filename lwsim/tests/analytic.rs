@@ -462,3 +462,236 @@ fn shared_load_llc_is_a_structural_option() {
     off.set("shared_load_llc", 0.0).unwrap();
     assert_eq!(waits_ps(&off), w_off);
 }
+
+/// The (issue, done) clocks of every `fetch_add` of thread A (a burst of `k` on one line, from
+/// the start) and of thread B's one `fetch_add` on the same line, issued at `tb_ns`.
+type Burst = (Vec<(u64, u64)>, (u64, u64));
+
+fn burst_and_one(p: &Profile, k: usize, tb_ns: u64) -> Burst {
+    let out = Arc::new(std::sync::Mutex::new((Vec::new(), (0, 0))));
+    let o = out.clone();
+    let clock = || lwsim::machine::with_machine(|m| m.map_or(0, |m| m.clock_of_current()));
+    lwsim::run(SimConfig::new(p.clone(), 2), move || {
+        let x = Arc::new(Padded(AtomicU64::new(0)));
+        let x2 = x.clone();
+        let a = lwsim::thread::spawn(move || {
+            (0..k)
+                .map(|_| {
+                    let t = clock();
+                    x2.0.fetch_add(1, Ordering::Relaxed);
+                    (t, clock())
+                })
+                .collect::<Vec<_>>()
+        });
+        let b = lwsim::thread::spawn(move || {
+            lwsim::compute(tb_ns - lwsim::now_nanos());
+            let t = clock();
+            assert_eq!(t, tb_ns * 1000, "B requests at tb");
+            x.0.fetch_add(1, Ordering::Relaxed);
+            (t, clock())
+        });
+        let ra = a.join().unwrap();
+        let rb = b.join().unwrap();
+        *o.lock().unwrap() = (ra, rb);
+    });
+    let v = out.lock().unwrap().clone();
+    v
+}
+
+/// `ownership_until_snoop`, two threads on `xeon-2s-broadwell` (one socket: c = `transfer_l3_ns`
+/// = 43.5 ns between them; h = `rmw_hit_ns` = 8.6 ns; R = `residency_ns` = 25.8 ns, exactly, with
+/// jitter off), A running a burst of `fetch_add`s on one line from the start (its first a fill
+/// from memory, granted at G), B one `fetch_add` on it at tB.
+///
+/// B mid-burst (tB = 300 ns, long after G + R):
+/// - 0 (the default): B's transfer starts at tB; it is granted at tB + c and done at tB + c + h =
+///   tB + 52 100 ps. A's first operation issued after tB misses and waits for B's window: it
+///   starts at tB + c + R and is done at tB + 2c + R + h = tB + 121 400 ps.
+/// - 1: B's snoop, s = `snoop_fraction` × c = 21 750 ps, reaches A at tB + s; A's operations
+///   issued before then hit (two or three of them: h apart); the line reaches B c − s later, so B
+///   is done at tB + c + h as under 0. A's first operation issued at or after tB + s sends its
+///   snoop at once, but B keeps the line for its own RMW: the transfer starts at tB + c + h and A
+///   is done c − s + h later, at tB + 2c − s + 2h = tB + 82 450 ps.
+///
+/// B early (tB = 50 ns, while A's fill is on its way, so tB + s < G + h): B's transfer starts when
+/// A's own RMW is done, G + h, under 1 (B done at G + h + c − s + h) and when A's window ends,
+/// G + R, under 0 (B done at G + R + c + h).
+#[test]
+fn ownership_until_snoop_is_a_structural_option() {
+    let base = profile("xeon-2s-broadwell");
+    let (c, h, r) = (43_500u64, 8_600u64, 25_800u64);
+    assert_eq!(base.ps(cost::TRANSFER_L3), c);
+    assert_eq!(base.ps(cost::TRANSFER_SOCKET), c);
+    assert_eq!(base.ps(cost::RMW_HIT), h);
+    assert_eq!(base.get("residency_ns"), Some(25.8));
+    assert_eq!(base.get("residency_spread"), Some(0.0));
+    assert_eq!(base.get("ownership_until_snoop"), Some(0.0), "the default");
+    assert_eq!(base.get("snoop_fraction"), Some(0.5));
+    let s = c / 2;
+    let mut on = base.clone();
+    on.set("ownership_until_snoop", 1.0).unwrap();
+    const K: usize = 60;
+    // A's first operation issued at or after `from`: (its index, issue, done).
+    let first_after = |a: &[(u64, u64)], from: u64| {
+        let i = a.iter().position(|&(t, _)| t >= from).unwrap();
+        (i, a[i].0, a[i].1)
+    };
+    let tb = 300_000;
+    for (p, until_snoop) in [(&base, false), (&on, true)] {
+        let (a, b) = burst_and_one(p, K, tb / 1000);
+        let g = a[0].1 - h;
+        assert_eq!(g, 90_000, "A's fill: memory_ns from its start at 0");
+        assert!(g + r < tb, "B requests after A's window: {a:?}");
+        assert_eq!(
+            b,
+            (tb, tb + c + h),
+            "B's fetch_add, until_snoop {until_snoop}"
+        );
+        let start = if until_snoop { tb + s } else { tb };
+        let (i, t, done) = first_after(&a, start);
+        // Every operation of A before the transfer's start hits; the next one waits.
+        for (j, &(t0, t1)) in a[1..i].iter().enumerate() {
+            assert_eq!(t1 - t0, h, "A's operation {} hits", j + 1);
+        }
+        let hits_after_tb = a[..i].iter().filter(|&&(t0, _)| t0 >= tb).count();
+        let want_done = if until_snoop {
+            tb + 2 * c - s + 2 * h
+        } else {
+            tb + 2 * c + r + h
+        };
+        println!(
+            "until_snoop {until_snoop}: A granted at {g}, {hits_after_tb} hits after tB, \
+             A's miss issued at {t} done at {done} (tB + {})",
+            done - tb
+        );
+        assert_eq!(done, want_done, "A's first miss after B");
+        if until_snoop {
+            assert!(
+                (2..=3).contains(&hits_after_tb),
+                "A keeps hitting until the snoop arrives: {hits_after_tb}"
+            );
+        } else {
+            assert_eq!(hits_after_tb, 0, "under 0 the line leaves at B's request");
+        }
+    }
+    // B requests while A's fill is on its way.
+    let tb = 50_000;
+    for (p, until_snoop) in [(&base, false), (&on, true)] {
+        let (a, b) = burst_and_one(p, K, tb / 1000);
+        let g = a[0].1 - h;
+        assert!(
+            tb + s < g + h,
+            "B's snoop arrives before A's own RMW is done: {a:?}"
+        );
+        let want = if until_snoop {
+            g + h + c - s + h
+        } else {
+            g + r + c + h
+        };
+        println!(
+            "until_snoop {until_snoop}, B at 50 ns: A granted at {g}, B done at {}",
+            b.1
+        );
+        assert_eq!(b, (tb, want), "B's fetch_add, until_snoop {until_snoop}");
+    }
+    // The option's 0 set explicitly is the default, draw for draw.
+    let mut off = base.clone();
+    off.set("ownership_until_snoop", 0.0).unwrap();
+    assert_eq!(burst_and_one(&off, K, 300), burst_and_one(&base, K, 300));
+}
+
+/// `home_node`, on `xeon-8s-westmere-ex`'s costs reduced to three one-core sockets (so the run's
+/// two cores are sockets 0 and 1, one thread each): thread A takes three lines with a `fetch_add`
+/// each and stays busy; thread B takes each of them at 1 µs, 2 µs and 3 µs. Each of B's
+/// `fetch_add`s is a transfer from A's socket: c + h with h = `rmw_hit_ns` = 9.4 ns, c =
+/// `transfer_remote_ns` = 135.7 ns under 0 (the default) for every line.
+///
+/// Under 1 the request goes through the line's home socket (line index mod 3): with every pair
+/// one hop apart (no hop table), a home on A's or B's socket adds nothing and the third socket one
+/// one-way hop, (135.7 − 51.2) / 2 = 42.25 ns. With a hop table that puts sockets 0 and 1 two hops
+/// apart (0 – 2 – 1), every path is two hops longer than a one-hop pair's: 84.5 ns more whatever
+/// the home (and nothing more under 0, which knows no hops). (The lines' addresses, so their
+/// homes, differ from run to run; each run reports its own.)
+#[test]
+fn home_node_is_a_structural_option() {
+    /// B's wait for each line's `fetch_add`, ps, with the line's home socket.
+    fn waits(p: &Profile) -> Vec<(usize, u64)> {
+        let out = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let o = out.clone();
+        let clock = || lwsim::machine::with_machine(|m| m.map_or(0, |m| m.clock_of_current()));
+        lwsim::run(SimConfig::new(p.clone(), 2), move || {
+            let xs: Arc<Vec<Padded<AtomicU64>>> =
+                Arc::new((0..3).map(|_| Padded(AtomicU64::new(0))).collect());
+            let x2 = xs.clone();
+            let a = lwsim::thread::spawn(move || {
+                for x in x2.iter() {
+                    x.0.fetch_add(1, Ordering::Relaxed);
+                }
+                lwsim::compute(5_000 - lwsim::now_nanos());
+            });
+            let b = lwsim::thread::spawn(move || {
+                xs.iter()
+                    .enumerate()
+                    .map(|(i, x)| {
+                        lwsim::compute(1_000 * (i as u64 + 1) - lwsim::now_nanos());
+                        let t = clock();
+                        x.0.fetch_add(1, Ordering::Relaxed);
+                        let home = (&x.0 as *const AtomicU64 as usize >> 6) % 3;
+                        (home, clock() - t)
+                    })
+                    .collect::<Vec<_>>()
+            });
+            a.join().unwrap();
+            *o.lock().unwrap() = b.join().unwrap();
+        });
+        let v = out.lock().unwrap().clone();
+        v
+    }
+    let mut base = profile("xeon-8s-westmere-ex");
+    base.sockets = 3;
+    base.cores_per_socket = 1;
+    base.cores_per_l3 = 1;
+    base.threads_per_core = 1;
+    base.hops.clear();
+    let (c, h, hop) = (135_700u64, 9_400u64, 42_250u64);
+    assert_eq!(base.ps(cost::TRANSFER_REMOTE), c);
+    assert_eq!(base.ps(cost::RMW_HIT), h);
+    assert_eq!((c - base.ps(cost::TRANSFER_SOCKET)) / 2, hop);
+    assert_eq!(base.get("home_node"), Some(0.0), "the default");
+    let mut on = base.clone();
+    on.set("home_node", 1.0).unwrap();
+    let mut two = base.clone();
+    two.hops = vec![vec![0, 2, 1], vec![2, 0, 1], vec![1, 1, 0]];
+    let mut two_on = two.clone();
+    two_on.set("home_node", 1.0).unwrap();
+    let (w_off, w_on, w_two, w_two_on) = (waits(&base), waits(&on), waits(&two), waits(&two_on));
+    println!(
+        "home_node 0: {w_off:?}\n1: {w_on:?}\ntwo hops, 0: {w_two:?}\ntwo hops, 1: {w_two_on:?}"
+    );
+    for w in [&w_off, &w_on, &w_two, &w_two_on] {
+        let mut homes: Vec<usize> = w.iter().map(|w| w.0).collect();
+        homes.sort();
+        assert_eq!(
+            homes,
+            vec![0, 1, 2],
+            "three consecutive lines, one per home"
+        );
+    }
+    for i in 0..3 {
+        assert_eq!(w_off[i].1, c + h);
+        assert_eq!(w_two[i].1, c + h, "under 0 the hop table is not used");
+        let home = w_on[i].0;
+        let detour = if home == 2 { hop } else { 0 };
+        assert_eq!(w_on[i].1, c + h + detour, "home {home}");
+        assert_eq!(
+            w_two_on[i].1,
+            c + h + 2 * hop,
+            "two hops, home {}",
+            w_two_on[i].0
+        );
+    }
+    // 0 set explicitly is the default.
+    let mut off = base.clone();
+    off.set("home_node", 0.0).unwrap();
+    assert!(waits(&off).iter().all(|w| w.1 == c + h));
+}

@@ -108,3 +108,64 @@ fn wake_placement_is_a_structural_option_off_by_default() {
         "{err}"
     );
 }
+
+/// The structural options `ownership_until_snoop` and `home_node`: off (0) unless set, by name
+/// or by a profile, nothing outside [0, 1]; the hop table of `topology.hops` (the 8-socket
+/// profile's: the twisted ladder, three sockets one hop away and four two hops) is checked
+/// (square, symmetric, 0 on the diagonal only, with its source), and a profile without one has
+/// every socket pair one hop apart.
+#[test]
+fn ownership_and_home_options_and_the_hop_table() {
+    let mut p = Profile::builtin("xeon-8s-westmere-ex").unwrap();
+    for key in ["ownership_until_snoop", "home_node"] {
+        assert_eq!(p.get(key), Some(0.0), "{key}");
+        assert_eq!(
+            lwsim::profile::structural_choices(key),
+            Some(&[0.0, 1.0][..])
+        );
+        let err = p.set_all(&format!("{key}=2")).unwrap_err();
+        assert!(err.contains(key) && err.contains("outside"), "{err}");
+    }
+    assert_eq!(p.get("snoop_fraction"), Some(0.5));
+    assert!(p.set_all("snoop_fraction=1.5").is_err());
+    p.set_all("home_node=1,ownership_until_snoop=1").unwrap();
+    assert_eq!(p.param(lwsim::profile::model::HOME_NODE), 1.0);
+    assert_eq!(p.param(lwsim::profile::model::OWNERSHIP_UNTIL_SNOOP), 1.0);
+    for s in 0..8 {
+        let row: Vec<u64> = (0..8).map(|t| p.socket_hops(s, t)).collect();
+        assert_eq!(row.iter().filter(|&&h| h == 1).count(), 3, "{row:?}");
+        assert_eq!(row.iter().filter(|&&h| h == 2).count(), 4, "{row:?}");
+    }
+    assert!(p.describe().contains("hops 01221221 "));
+    let four = Profile::builtin("xeon-4s-westmere-ex").unwrap();
+    assert!(four.hops.is_empty());
+    assert_eq!(four.socket_hops(0, 3), 1);
+    assert_eq!(four.socket_hops(2, 2), 0);
+    let text = BUILTIN
+        .iter()
+        .find(|(n, _)| *n == "xeon-8s-westmere-ex")
+        .unwrap()
+        .1;
+    for (from, to, err) in [
+        (
+            "[0, 1, 2, 2, 1, 2, 2, 1],",
+            "[0, 1, 2, 2, 1, 2, 2, 2],",
+            "[0][7] != [7][0]",
+        ),
+        (
+            "[0, 1, 2, 2, 1, 2, 2, 1],",
+            "[1, 1, 2, 2, 1, 2, 2, 1],",
+            "table[0][0]",
+        ),
+        ("[0, 1, 2, 2, 1, 2, 2, 1],", "", "expected 8 rows"),
+        (
+            "\"source\": \"used only under",
+            "\"src\": \"",
+            "hops.source",
+        ),
+    ] {
+        let bad = text.replacen(from, to, 1);
+        let got = Profile::parse(&bad).unwrap_err();
+        assert!(got.contains(err), "{got}");
+    }
+}

@@ -101,7 +101,9 @@ fn birth_death(n: usize, a: f64, service_ns: impl Fn(usize) -> f64) -> f64 {
 /// `shared_load_occupancy`), and each arrives c after its start. Under the structural option
 /// `shared_load_llc` 1 every re-fetch after the first is a load of a Shared line served by the L3:
 /// it costs `llc_shared_load_ns` instead of c and holds the line for no time (`o` = 0), so they
-/// all start when the first's transfer ends. The next ticket holder is at a uniform position j among them; it runs its critical
+/// all start when the first's transfer ends. Under `ownership_until_snoop` 1 the release store
+/// opens no window and the first re-fetch's snoop was sent before the release's line arrived, so
+/// the first arrives c − snoop after the release's grant (r = −snoop). The next ticket holder is at a uniform position j among them; it runs its critical
 /// section from its arrival, and its release store's ownership request starts when both it is
 /// ready and the line has served the re-fetches booked before it, then costs c plus
 /// `invalidate_per_sharer_ns` for each sharer beyond the first. The OLS'12 c·k/2 counts the wait
@@ -115,6 +117,14 @@ fn release_wait_service_ns(p: &Profile, k: usize) -> f64 {
         key("shared_load_occupancy"),
         key("invalidate_per_sharer_ns"),
     );
+    // Under `ownership_until_snoop` 1 a release store opens no window and the first re-fetch,
+    // requested while the release's ownership transfer is on its way, sends its snoop on at
+    // once: it arrives c − snoop after the release's grant, as if the window were −snoop.
+    let r = if key("ownership_until_snoop") >= 0.5 {
+        -key("snoop_fraction") * c
+    } else {
+        r
+    };
     // The re-fetches after the first: their cost and the fraction of it they hold the line.
     let (re, o) = if key("shared_load_llc") >= 0.5 {
         (ns(cost::LLC_SHARED_LOAD), 0.0)

@@ -41,6 +41,28 @@
 //! Real cores answer a snoop only after a few local operations, which is why a thread does several
 //! `fetch_add`s per line ownership and a 2-thread CAS loop needs about 1.5 CAS per success, not 2.
 //!
+//! **Ownership until the snoop** (`model.ownership_until_snoop`, default 0, the residency window
+//! above). At 1 no window is drawn into the booking (it is still drawn, so no other draw moves):
+//! a request for a line with an owner is split into its snoop, `snoop_fraction` (default 0.5) of
+//! the transfer's jittered latency `c`, and the data's way back, the rest. The transfer starts
+//! when the snoop reaches the owner, `max(request + snoop, the owner's grant + its own operation)`
+//! (its RMW's `rmw_hit`; nothing after a plain store), and the line arrives `c − snoop` later, so
+//! an uncontended transfer costs `c` as under 0. The owner's accesses issued before the start hit
+//! (the hit rule above); the first issued after it misses and is booked behind the requester. A
+//! request queued behind others sends its snoop on at once, so a hand-off between waiters costs
+//! `c − snoop` after the owner's operation rather than a window plus `c`. Loads of a Shared line
+//! and invalidations of sharers are charged as under 0.
+//!
+//! **Home node** (`model.home_node`, default 0). At 1 a transfer between two sockets goes through
+//! the line's home socket (line index mod sockets): requester → home → owner (or sharer) →
+//! requester, charged `transfer_remote` plus one one-way hop `(transfer_remote −
+//! transfer_socket) / 2` per socket hop beyond the two of a one-hop pair's round trip, hop counts
+//! from the profile's `topology.hops` (every pair one hop when it has none). So a home on the
+//! requester's or the owner's socket costs nothing extra between one-hop sockets, a third socket
+//! one hop, and on a board with two-hop pairs (the 8-socket profile) those pairs pay two hops
+//! more. A transfer within a socket is served there as under 0 (the L3's core-valid bits find the
+//! owner without the home).
+//!
 //! **Arbitration** (`model.arbitration`, `model.arbitration_local`): requests that find the line
 //! busy are not served first come, first served: each draws a delay uniform over a fraction of the
 //! time until the line is free (scaled by `arbitration_local` on the owner's socket) and requests
@@ -235,6 +257,13 @@ pub(crate) struct Directory {
     /// `model.shared_load_llc`: a load of a line Shared by others is served by the last-level
     /// cache, pipelined.
     llc_serves_shared: bool,
+    /// `model.ownership_until_snoop`: an owner keeps its line until the next request's snoop
+    /// reaches it (instead of a residency window).
+    until_snoop: bool,
+    /// `model.snoop_fraction`: the snoop's part of a transfer's latency.
+    snoop_fraction: f64,
+    /// `model.home_node`: a transfer between sockets goes through the line's home socket.
+    home_node: bool,
     /// The latency spread's, residency windows' and arbitration delays' draws.
     stream: Stream,
 }
@@ -253,6 +282,9 @@ impl Directory {
             inv_per_sharer: (prof.param(model::INVALIDATE_PER_SHARER_NS) * 1000.0).round() as u64,
             hold_after_store: prof.param(model::RESIDENCY_AFTER_STORE) >= 0.5,
             llc_serves_shared: prof.param(model::SHARED_LOAD_LLC) >= 0.5,
+            until_snoop: prof.param(model::OWNERSHIP_UNTIL_SNOOP) >= 0.5,
+            snoop_fraction: prof.param(model::SNOOP_FRACTION),
+            home_node: prof.param(model::HOME_NODE) >= 0.5,
             stream,
         }
     }
@@ -335,7 +367,8 @@ impl Directory {
             return Req::Done;
         }
         let prof = &m.prof;
-        let dist = |x: usize| prof.transfer_ps(hw(a), hw(x));
+        let home = self.home_node.then_some(line_addr % prof.sockets);
+        let dist = |x: usize| transfer_via(prof, hw(a), hw(x), home);
         // The transfer's nominal cost, what it is, and whether it is exclusive, from the state
         // the line will be in once every booked transfer is granted.
         let (c, what, exclusive, owned) = if line.tail_owner == a as u16 {
@@ -425,8 +458,16 @@ impl Directory {
             return Req::Done;
         }
         let c = self.jittered(c);
-        let start = t0.max(free_at);
-        let grant = (start + c).max(line.last_grant);
+        // Under `ownership_until_snoop` the request's snoop reaches the owner `snoop` after the
+        // request, the transfer starts then (or when the owner's own operation is done) and the
+        // line arrives the rest of the latency later.
+        let snoop = if self.until_snoop && owned {
+            (c as f64 * self.snoop_fraction).round() as u64
+        } else {
+            0
+        };
+        let start = (t0 + snoop).max(free_at);
+        let grant = (start + c - snoop).max(line.last_grant);
         line.last_grant = grant;
         let seq = line.next_seq;
         line.next_seq += 1;
@@ -449,7 +490,10 @@ impl Directory {
             line.busy_until = grant;
             // The window is drawn either way, so the option moves no other draw.
             let r = self.residency_window();
-            let hold = if kind == Access::Store && !self.hold_after_store {
+            let hold = if self.until_snoop {
+                // Only the owner's own operation: the next request's snoop decides the rest.
+                rmw
+            } else if kind == Access::Store && !self.hold_after_store {
                 0
             } else {
                 r.max(rmw)
@@ -477,6 +521,26 @@ impl Directory {
         m.tasks[m.current].clock = end;
         Req::Booked(seq)
     }
+}
+
+/// The nominal latency (ps) of a transfer to hardware thread `a` from hardware thread `b`:
+/// [`Profile::transfer_ps`] (by distance class), and under `model.home_node` (`home` is the
+/// line's home socket) a transfer between two sockets goes requester -> home -> owner ->
+/// requester: `transfer_remote_ns` plus one one-way hop, `(transfer_remote_ns −
+/// transfer_socket_ns) / 2`, per socket hop beyond the two of a one-hop pair's round trip.
+fn transfer_via(prof: &Profile, a: usize, b: usize, home: Option<usize>) -> u64 {
+    let base = prof.transfer_ps(a, b);
+    let Some(h) = home else { return base };
+    let (sa, sb) = (prof.place(a).0, prof.place(b).0);
+    if sa == sb {
+        return base;
+    }
+    let hops = prof.socket_hops(sa, h) + prof.socket_hops(h, sb) + prof.socket_hops(sb, sa);
+    let hop = prof
+        .ps(cost::TRANSFER_REMOTE)
+        .saturating_sub(prof.ps(cost::TRANSFER_SOCKET))
+        / 2;
+    base + hops.saturating_sub(2) * hop
 }
 
 impl Coherence<Machine> for Directory {
