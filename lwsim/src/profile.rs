@@ -70,6 +70,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "xeon-4s-e7-8895v3",
         include_str!("../profiles/xeon-4s-e7-8895v3.json"),
     ),
+    (
+        "opteron-4s-6128",
+        include_str!("../profiles/opteron-4s-6128.json"),
+    ),
 ];
 
 /// The cost keys every profile must define.

@@ -169,3 +169,28 @@ fn ownership_and_home_options_and_the_hop_table() {
         assert!(got.contains(err), "{got}");
     }
 }
+
+/// `opteron-4s-6128`: four packages of two 4-core dies, no SMT; a die is the L3 domain, so a
+/// transfer within a die, to the package's other die and to another package are SSYNC's three
+/// Opteron classes, in that order.
+#[test]
+fn opteron_6128_has_two_dies_per_package() {
+    let p = Profile::builtin("opteron-4s-6128").unwrap();
+    assert_eq!((p.sockets, p.cores_per_socket), (4, 8));
+    assert_eq!((p.threads_per_core, p.cores_per_l3), (1, 4));
+    assert_eq!(p.hw_threads(), 32);
+    let (die, mcm, remote) = (
+        p.transfer_ps(0, 3),
+        p.transfer_ps(0, 4),
+        p.transfer_ps(0, 8),
+    );
+    assert_eq!(die, (p.get("transfer_l3_ns").unwrap() * 1000.0) as u64);
+    assert_eq!(mcm, (p.get("transfer_socket_ns").unwrap() * 1000.0) as u64);
+    assert_eq!(
+        remote,
+        (p.get("transfer_remote_ns").unwrap() * 1000.0) as u64
+    );
+    assert!(die < mcm && mcm < remote, "{die} {mcm} {remote}");
+    assert_eq!(p.transfer_ps(4, 7), die);
+    assert_eq!(p.transfer_ps(31, 24), mcm);
+}

@@ -468,3 +468,70 @@ fn era_traffic_adds_its_operations_and_passes_the_checks() {
 fn worker_config_keeps_its_size() {
     assert_eq!(std::mem::size_of::<WorkerConfig>(), 12);
 }
+
+/// `pgbench-n` ends an xid in every transaction, and each end invalidates the reusable and the
+/// shared snapshot: a lone backend recomputes the first of a transaction's six snapshots after
+/// each commit (`reuse`: scanned; `shared`: published) and keeps the other five (reused;
+/// copied). `pgbench-select` ends no xid, so only the run's first snapshot is computed.
+struct CommitsInvalidate;
+impl LockVisitor for CommitsInvalidate {
+    type Output = ();
+    fn visit<F: LockFamily>(self, kind: LockKind) {
+        let cases = [
+            (
+                Workload::PgbenchN,
+                Strategy::Reuse,
+                [Outcome::Scanned, Outcome::Reused],
+                [40, 200],
+            ),
+            (
+                Workload::PgbenchN,
+                Strategy::Shared,
+                [Outcome::Published, Outcome::Copied],
+                [40, 200],
+            ),
+            (
+                Workload::PgbenchSelect,
+                Strategy::Reuse,
+                [Outcome::Scanned, Outcome::Reused],
+                [1, 79],
+            ),
+            (
+                Workload::PgbenchSelect,
+                Strategy::Shared,
+                [Outcome::Published, Outcome::Copied],
+                [1, 79],
+            ),
+        ];
+        for (wl, strategy, [fresh, kept], [n_fresh, n_kept]) in cases {
+            let s = Shared::<F>::new(wl, 1, Layout::PgXact);
+            let cfg = WorkerConfig {
+                write_pct: 0,
+                work: 3,
+                time_every: 2,
+                strategy,
+                idle_us: 0,
+            };
+            let mut w = Worker::new(0, 1, cfg);
+            for _ in 0..40 {
+                transaction(wl, &s, &mut w);
+            }
+            let name = format!("{} {} {:?}", kind.name(), wl.name(), strategy);
+            assert_eq!(w.txns, 40, "{name}");
+            assert_eq!(w.snapshot_outcomes[fresh as usize], n_fresh, "{name}");
+            assert_eq!(w.snapshot_outcomes[kept as usize], n_kept, "{name}");
+            assert_eq!(
+                w.snapshot_outcomes.iter().sum::<u64>(),
+                n_fresh + n_kept,
+                "{name}"
+            );
+        }
+    }
+}
+
+#[test]
+fn pgbench_n_commits_invalidate_reused_and_shared_snapshots() {
+    for k in LockKind::bench_built_in().filter(|k| k.name() == "classic" || k.name() == "atomic") {
+        k.dispatch(CommitsInvalidate);
+    }
+}
