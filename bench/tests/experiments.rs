@@ -238,35 +238,48 @@ fn bad_files_exit_2_naming_the_field() {
     );
 }
 
+/// Runs experiment file `file` at one client and one trial with `extra` on the command line,
+/// into a fresh directory named after `tag`; returns what the run wrote to `meta.json` and
+/// `experiment.md`, and removes the directory.
+fn run_file_with(file: &str, extra: &[&str], tag: &str) -> (serde_json::Value, String) {
+    let path = experiments_dir().join(file);
+    let out = out_dir("exp", tag);
+    let mut args = vec![
+        "--experiment",
+        path.to_str().unwrap(),
+        "--trials",
+        "1",
+        "--threads",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    args.extend(engine_args());
+    let o = bench(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let meta =
+        serde_json::from_str(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap();
+    let md = std::fs::read_to_string(out.join("experiment.md")).unwrap();
+    std::fs::remove_dir_all(&out).ok();
+    (meta, md)
+}
+
 /// Seed 000's file turns 9.1's shared traffic on; `--era-traffic` on the command line replaces
 /// it (the with/without arms), and `meta.json` and `experiment.md` say what ran.
 #[test]
 fn the_command_line_era_traffic_replaces_the_files() {
-    let path = experiments_dir().join("seed-000-pgbench-select.toml");
     for (extra, want) in [
         (&[][..], &["sinval", "freelist"][..]),
         (&["--era-traffic", "freelist"], &["freelist"]),
         (&["--era-traffic", "none"], &[]),
     ] {
-        let out = out_dir("exp", &format!("era-{}", want.join("-")));
-        let mut args = vec![
-            "--experiment",
-            path.to_str().unwrap(),
-            "--trials",
-            "1",
-            "--threads",
-            "1",
-            "--out",
-            out.to_str().unwrap(),
-        ];
-        args.extend_from_slice(extra);
-        args.extend(engine_args());
-        let o = bench(&args);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let meta: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap();
+        let (meta, md) = run_file_with(
+            "seed-000-pgbench-select.toml",
+            extra,
+            &format!("era-{}", want.join("-")),
+        );
         assert_eq!(meta["settings"]["era_traffic"], serde_json::json!(want));
-        let md = std::fs::read_to_string(out.join("experiment.md")).unwrap();
         assert_eq!(
             md.contains(&format!("`--era-traffic {}`", want.join(","))),
             !want.is_empty(),
@@ -279,29 +292,10 @@ fn the_command_line_era_traffic_replaces_the_files() {
 /// `meta.json` and `experiment.md` say what ran.
 #[test]
 fn the_command_line_idle_replaces_the_files() {
-    let path = experiments_dir().join("seed-001-flexlock.toml");
     for (extra, want) in [(&[][..], 0u64), (&["--idle", "30us"], 30)] {
-        let out = out_dir("exp", &format!("idle-{want}"));
-        let mut args = vec![
-            "--experiment",
-            path.to_str().unwrap(),
-            "--trials",
-            "1",
-            "--threads",
-            "1",
-            "--out",
-            out.to_str().unwrap(),
-        ];
-        args.extend_from_slice(extra);
-        args.extend(engine_args());
-        let o = bench(&args);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let meta: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(out.join("meta.json")).unwrap()).unwrap();
+        let (meta, md) = run_file_with("seed-001-flexlock.toml", extra, &format!("idle-{want}"));
         assert_eq!(meta["settings"]["idle_us"], want);
-        let md = std::fs::read_to_string(out.join("experiment.md")).unwrap();
         assert_eq!(md.contains("`--idle 30us`"), want == 30, "{extra:?}");
-        std::fs::remove_dir_all(&out).ok();
     }
 }
 
