@@ -10,8 +10,24 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step's wall time is printed as it ends and again in a table at the end, so a run that
+# grows can be traced to its step.
 start=$(date +%s)
+timings=()
+step_name=""
+step_t0=$start
+end_step() {
+  [ -n "$step_name" ] || return 0
+  local dt=$(($(date +%s) - step_t0))
+  timings+=("$(printf '%5d s  %s' "$dt" "${step_name:0:90}")")
+  printf '<== %s: %d s\n' "${step_name:0:90}" "$dt"
+}
+step() {
+  end_step
+  step_name=$*
+  step_t0=$(date +%s)
+  printf '\n==> %s\n' "$*"
+}
 
 # The builds of a fresh run take about 13 GiB (debug, release, the simulator's, six model and
 # mutant configurations, the peer suites): say so at the start rather than fail on ENOSPC at the end.
@@ -72,5 +88,8 @@ if [ -x ci/models.sh ]; then
   ci/models.sh
 fi
 
+end_step
 echo
+echo "== timings"
+printf '%s\n' "${timings[@]}"
 echo "all tests passed in $(( $(date +%s) - start ))s"
