@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# PostgreSQL 15's recorded traffic (bench/traces/pg15-{S,N}-c1) replayed on the simulated
+# PostgreSQL 15's recorded traffic (bench/traces/pg15-{S,N,tpcb}-c1) replayed on the simulated
 # xeon-2s-broadwell (72 hardware threads) with the era families; docs/results.md, "PostgreSQL
 # 15's own traffic on many cores", has the figures and how to read them.
 #
 # Run from the repository root with the simulated build:
 #   RUSTFLAGS="--cfg lwsim" CARGO_TARGET_DIR=target/lwsim cargo build --release -p bench --features stats
 #   bench/assets/replay-many/run.sh            # every part
-#   bench/assets/replay-many/run.sh N          # one part (the list at the end)
+#   bench/assets/replay-many/run.sh T          # one part (the list at the end)
 # Each part writes its directory here (results.csv: one row per trial; points.csv; the SVG).
 # Simulated trials are deterministic: the same command writes the same rows.
 set -euo pipefail
@@ -24,12 +24,16 @@ common=(--engine sim --platform xeon-2s-broadwell --jobs "$JOBS" --seed 1)
 S=(--workload trace:bench/traces/pg15-S-c1 --duration 10ms --warmup 3ms)
 ten=(--trials 10)
 N=(--workload trace:bench/traces/pg15-N-c1 --duration 20ms --warmup 5ms)
+T=(--workload trace:bench/traces/pg15-tpcb-c1 --duration 20ms --warmup 5ms)
 part() {
     case $1 in
     S) "$B" "${common[@]}" "${ten[@]}" "${S[@]}" --locks "$ATOMIC" --threads 8,36,72,216 --out "$D/S" ;;
     N) "$B" "${common[@]}" "${ten[@]}" "${N[@]}" --locks "$ATOMIC" --threads 8,36,72,216 --out "$D/N" ;;
     S-spin) "$B" "${common[@]}" "${ten[@]}" "${S[@]}" --locks "$SPIN" --threads 8,36,72 --out "$D/S-spin" ;;
     N-spin) "$B" "${common[@]}" "${ten[@]}" "${N[@]}" --locks "$SPIN" --threads 8,36,72 --out "$D/N-spin" ;;
+    # pgbench's TPC-B-like default: the clog-group family applies here (the CLOG is written).
+    T) "$B" "${common[@]}" "${ten[@]}" "${T[@]}" --locks "$ATOMIC" --threads 8,36,72,216 --out "$D/T" ;;
+    T-spin) "$B" "${common[@]}" "${ten[@]}" "${T[@]}" --locks "$SPIN" --threads 8,36,72 --out "$D/T-spin" ;;
     # The structural option (the sensitivity arm), at the largest client count: a plain
     # store's grant opens no residency window (only an RMW's does); five seeds.
     S-residency0) "$B" "${common[@]}" "${S[@]}" --trials 5 --set residency_after_store=0 \
@@ -37,10 +41,10 @@ part() {
     N-residency0) "$B" "${common[@]}" "${N[@]}" --trials 5 --set residency_after_store=0 \
         --locks "$ATOMIC" --threads 216 --out "$D/N-residency0" ;;
     *)
-        echo "run.sh: unknown part '$1' (S, N, S-spin, N-spin, S-residency0, N-residency0)" >&2
+        echo "run.sh: unknown part '$1' (S, N, S-spin, N-spin, T, T-spin, S-residency0, N-residency0)" >&2
         exit 2
         ;;
     esac
 }
-if [ $# -eq 0 ]; then set -- N S S-spin N-spin N-residency0 S-residency0; fi
+if [ $# -eq 0 ]; then set -- N S S-spin N-spin T T-spin N-residency0 S-residency0; fi
 for p in "$@"; do part "$p"; done
