@@ -93,6 +93,10 @@ pub const BUILTIN_MATRICES: &[(&str, &str)] = &[
         "matrices/xeon-2s-broadwell.csv",
         include_str!("../profiles/matrices/xeon-2s-broadwell.csv"),
     ),
+    (
+        "matrices/xeon-2s-e5-2660.csv",
+        include_str!("../profiles/matrices/xeon-2s-e5-2660.csv"),
+    ),
 ];
 
 /// The cost keys every profile must define.

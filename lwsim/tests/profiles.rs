@@ -198,7 +198,8 @@ fn opteron_6128_has_two_dies_per_package() {
 /// The measured pair matrices (`topology.pair_matrix`, structural option `pair_latency`): the
 /// option is 0 in every built-in profile and has two choices; `xeon-2s-e5-2680v4`'s matrix is
 /// 56 x 56 and symmetric, its CPU numbering lwsim's (every SMT pair, c and c + 28, below every
-/// same-socket pair, below every cross-socket pair); `xeon-2s-broadwell`'s matrix has this
+/// same-socket pair, below every cross-socket pair; so in every built-in matrix, the
+/// `xeon-2s-e5-2660`'s the closest published part's); `xeon-2s-broadwell`'s matrix has this
 /// profile's class figures as its class medians (the conversion that made them: one-way ns, the
 /// profile's 118.0 ns the README's whole-ns median of 118.07); a profile without a matrix
 /// refuses `pair_latency=1` naming itself, by `--set`'s parser and in its JSON; a bad matrix file
@@ -238,6 +239,40 @@ fn pair_matrices_and_pair_latency_needs_one() {
     assert_eq!((min(&smt), max(&smt)), (7_900, 11_600));
     assert_eq!((min(&same), max(&same)), (33_400, 55_100));
     assert_eq!((min(&cross), max(&cross)), (115_400, 145_000));
+    // Every built-in matrix: its CPU numbering is lwsim's (its classes do not overlap).
+    let mut with = Vec::new();
+    for (name, _) in BUILTIN {
+        let q = Profile::builtin(name).unwrap();
+        if q.pairs.is_empty() {
+            continue;
+        }
+        with.push(*name);
+        let n = q.hw_threads();
+        assert_eq!(q.pairs.len(), n * n, "{name}");
+        let mut top = [0u64; 4];
+        let mut bottom = [u64::MAX; 4];
+        for a in 0..n {
+            for b in 0..a {
+                let v = q.pair_ps(a, b).unwrap();
+                assert_eq!(q.pair_ps(b, a), Some(v), "{name} ({a}, {b})");
+                let class = match q.transfer_ps(a, b) {
+                    x if x == q.ps(cost::TRANSFER_SMT) => 0,
+                    x if x == q.ps(cost::TRANSFER_REMOTE) => 2,
+                    _ => 1,
+                };
+                top[class] = top[class].max(v);
+                bottom[class] = bottom[class].min(v);
+            }
+        }
+        assert!(
+            top[0] < bottom[1] && top[1] < bottom[2],
+            "{name}: {bottom:?} {top:?}"
+        );
+    }
+    assert_eq!(
+        with,
+        vec!["xeon-2s-broadwell", "xeon-2s-e5-2680v4", "xeon-2s-e5-2660"]
+    );
 
     // The conversion: a profile whose class figures came from its matrix gets them back as the
     // matrix's class medians.
