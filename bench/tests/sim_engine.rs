@@ -290,6 +290,16 @@ fn bad_input_exits_2_naming_the_argument() {
         (vec!["--locks", "parking-lot"], "--locks"),
         (vec!["--locks", "atomic,std"], "--locks"),
         (vec!["--seed", "x"], "--seed"),
+        // A structural option the profile cannot take: named, never run on the classes.
+        (
+            vec![
+                "--platform",
+                "xeon-4s-westmere-ex",
+                "--set",
+                "pair_latency=1",
+            ],
+            "profile xeon-4s-westmere-ex has no measured pair matrix",
+        ),
     ] {
         let mut a = vec!["--engine", "sim", "--out", "/nonexistent-never-written"];
         a.extend(args.iter());

@@ -82,3 +82,23 @@ fn folly_small_locks_on_e5_2680v4() {
         "mcs"
     );
 }
+
+/// The same under the structural option `pair_latency` 1 (each transfer this machine's measured
+/// core-to-core value for its two hardware threads; results.md, *Under `pair_latency` 1*): the
+/// MCS stand-in at 1 and 2 threads per lock, 200 µs. The 1-thread row has no hand-offs, so the
+/// burn's calibration is unchanged; at 2 threads per lock (SMT siblings share a lock: threads
+/// t and t + 28) the figure differs from the default's above.
+#[test]
+fn folly_mcs_on_e5_2680v4_under_pair_latency() {
+    let mut c = cfg("xeon-2s-e5-2680v4", 56);
+    c.profile.set_all("pair_latency=1").unwrap();
+    let d = folly_curve::<McsLock>("mcs", &c, &FOLLY_DISTRIBUTED_NS, &[1, 2], 200_000);
+    let (v, within) = summary(&d);
+    assert_eq!(v[0], 1441250, "the calibration row, as under the default");
+    assert_ne!(v[1], 2334821, "2 threads per lock: the default's figure");
+    assert_eq!(
+        (v, within),
+        (vec![1441250, 2315179], vec![true, true]),
+        "mcs"
+    );
+}

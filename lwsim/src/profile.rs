@@ -12,7 +12,13 @@
 //!
 //! The topology may carry a hop table, `"hops": { "table": [[0, 1, ..], ..], "source": "..." }`
 //! (socket hops between every two sockets, used only under the structural option
-//! `model.home_node` 1; without one every two sockets are one hop apart).
+//! `model.home_node` 1; without one every two sockets are one hop apart), and a measured pair
+//! matrix, `"pair_matrix": { "file": "matrices/NAME.csv", "source": "..." }`: the one-way
+//! transfer latency between every two hardware threads, used only under the structural option
+//! `model.pair_latency` 1 (the file: `#` comment lines with its source, then line `k` = 1..n−1
+//! lists the latencies between thread `k` and threads `0..k`, comma-separated integers in tenths
+//! of a nanosecond; the same value both ways). A built-in profile's file is compiled in
+//! ([`BUILTIN_MATRICES`]); a profile loaded from a path reads it beside the JSON file.
 //!
 //! Hardware threads are numbered as Linux numbers them on these machines: first thread of every
 //! physical core, socket by socket, then the SMT siblings in the same order. A run on `n` cores
@@ -76,6 +82,23 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ),
 ];
 
+/// The built-in profiles' measured pair matrices (`topology.pair_matrix.file`), by their path
+/// relative to the profiles' directory.
+pub const BUILTIN_MATRICES: &[(&str, &str)] = &[
+    (
+        "matrices/xeon-2s-e5-2680v4.csv",
+        include_str!("../profiles/matrices/xeon-2s-e5-2680v4.csv"),
+    ),
+    (
+        "matrices/xeon-2s-broadwell.csv",
+        include_str!("../profiles/matrices/xeon-2s-broadwell.csv"),
+    ),
+    (
+        "matrices/xeon-2s-e5-2660.csv",
+        include_str!("../profiles/matrices/xeon-2s-e5-2660.csv"),
+    ),
+];
+
 /// The cost keys every profile must define.
 pub const COST_KEYS: &[&str] = &[
     "load_hit_ns",
@@ -123,6 +146,13 @@ pub struct Profile {
     pub hops: Vec<Vec<u8>>,
     /// The source of `hops` (empty when the profile has no table).
     pub hops_source: String,
+    /// The measured one-way transfer latency (ps) between every two hardware threads,
+    /// `hw_threads()` x `hw_threads()` row-major (`topology.pair_matrix`), or empty. Used only
+    /// under the structural option `pair_latency` 1.
+    pub pairs: Vec<u64>,
+    /// The source of `pairs` (the profile's `topology.pair_matrix.source`, and its file; empty
+    /// when the profile has none).
+    pub pairs_source: String,
 }
 
 /// A model parameter: its key in the profile's `"model"` section, its default (the value that
@@ -380,6 +410,22 @@ pub const MODEL_KEYS: &[ModelKey] = &[
               transfer within a socket is served there (its L3's directory), as under 0",
         choices: &[0.0, 1.0],
     },
+    ModelKey {
+        key: "pair_latency",
+        default: 0.0,
+        range: (0.0, 1.0),
+        doc: "structural option, the latency of a transfer between two hardware threads: 0 (the \
+              model's choice until now, kept as the default) its distance class's transfer_*_ns \
+              times a per-transfer draw of jitter; 1 the profile's measured matrix \
+              (topology.pair_matrix: the one-way CAS ping-pong latency of every pair of the \
+              machine's CPUs), fixed per pair, with no per-transfer draw (jitter's source is a \
+              spread across pairs, which the matrix gives pair by pair; the draw is still made, \
+              so no other draw moves); memory fills, L3-served Shared loads, per-sharer \
+              invalidation and residency windows are charged as under 0, and under home_node 1 \
+              the extra hops are added to the pair's value. A profile without a matrix cannot \
+              take 1 (an error naming the profile, never the classes instead)",
+        choices: &[0.0, 1.0],
+    },
 ];
 
 /// The choices of structural option `key` (see [`ModelKey::choices`]); `None` for a parameter or
@@ -417,6 +463,7 @@ pub mod model {
     pub const OWNERSHIP_UNTIL_SNOOP: usize = 19;
     pub const SNOOP_FRACTION: usize = 20;
     pub const HOME_NODE: usize = 21;
+    pub const PAIR_LATENCY: usize = 22;
 }
 
 /// Indices into [`Profile::costs_ps`].
@@ -451,19 +498,30 @@ impl Profile {
         Profile::parse(text)
     }
 
-    /// A built-in profile by name, or a profile file by path (anything with a `/` or `.json`).
+    /// A built-in profile by name, or a profile file by path (anything with a `/` or `.json`;
+    /// its `topology.pair_matrix.file`, if any, is read relative to the file's directory).
     pub fn load(name_or_path: &str) -> Result<Profile, String> {
         if name_or_path.contains('/') || name_or_path.ends_with(".json") {
             let text = std::fs::read_to_string(name_or_path)
                 .map_err(|e| format!("{name_or_path}: {e}"))?;
-            Profile::parse(&text).map_err(|e| format!("{name_or_path}: {e}"))
+            let dir = std::path::Path::new(name_or_path)
+                .parent()
+                .unwrap_or(std::path::Path::new("."));
+            Profile::parse_in(&text, Some(dir)).map_err(|e| format!("{name_or_path}: {e}"))
         } else {
             Profile::builtin(name_or_path)
         }
     }
 
-    /// Parses a profile's JSON text.
+    /// Parses a profile's JSON text (a `topology.pair_matrix.file` must be one of
+    /// [`BUILTIN_MATRICES`]).
     pub fn parse(text: &str) -> Result<Profile, String> {
+        Profile::parse_in(text, None)
+    }
+
+    /// Parses a profile's JSON text; its `topology.pair_matrix.file` is read from `dir` when
+    /// given, else looked up among [`BUILTIN_MATRICES`].
+    pub fn parse_in(text: &str, dir: Option<&std::path::Path>) -> Result<Profile, String> {
         let v: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
         let name = v["name"].as_str().ok_or("missing \"name\"")?.to_string();
         let topo = &v["topology"];
@@ -484,6 +542,11 @@ impl Profile {
             return Err("topology: cores_per_l3 must divide cores_per_socket".into());
         }
         let (hops, hops_source) = parse_hops(&topo["hops"], sockets)?;
+        let (pairs, pairs_source) = parse_pair_matrix(
+            &topo["pair_matrix"],
+            sockets * cores_per_socket * threads_per_core,
+            dir,
+        )?;
         let mut costs_ps = Vec::new();
         let mut sources = Vec::new();
         for k in COST_KEYS {
@@ -547,7 +610,15 @@ impl Profile {
             sources,
             hops,
             hops_source,
+            pairs,
+            pairs_source,
         };
+        if p.param(model::PAIR_LATENCY) >= 0.5 && p.pairs.is_empty() {
+            return Err(format!(
+                "model.pair_latency: {}",
+                p.no_matrix_error().trim_start_matches("pair_latency: ")
+            ));
+        }
         if p.hw_threads() > MAX_AGENTS - 1 {
             return Err(format!(
                 "{} hardware threads: the simulator supports {}",
@@ -588,6 +659,32 @@ impl Profile {
         } else {
             cost::TRANSFER_REMOTE
         })
+    }
+
+    /// The measured one-way transfer latency (ps) between distinct hardware threads `a` and `b`
+    /// (`topology.pair_matrix`), or `None`: no matrix (or one that no longer fits the topology),
+    /// `a == b` or a thread outside the machine.
+    pub fn pair_ps(&self, a: usize, b: usize) -> Option<u64> {
+        let n = self.hw_threads();
+        if a == b || a >= n || b >= n || self.pairs.len() != n * n {
+            return None;
+        }
+        Some(self.pairs[a * n + b])
+    }
+
+    /// The error of `pair_latency` 1 on a profile without a measured pair matrix.
+    fn no_matrix_error(&self) -> String {
+        let with: Vec<&str> = BUILTIN
+            .iter()
+            .filter(|(_, text)| text.contains("\"pair_matrix\""))
+            .map(|(n, _)| *n)
+            .collect();
+        format!(
+            "pair_latency: profile {} has no measured pair matrix (topology.pair_matrix), so \
+             pair_latency=1 cannot apply (built-in profiles with one: {})",
+            self.name,
+            with.join(", ")
+        )
     }
 
     /// Socket hops between sockets `a` and `b` (`topology.hops`; 0 for the same socket, else 1
@@ -646,6 +743,9 @@ impl Profile {
                 m.range.0, m.range.1
             ));
         }
+        if i == model::PAIR_LATENCY && value >= 0.5 && self.pairs.is_empty() {
+            return Err(self.no_matrix_error());
+        }
         self.model[i] = value;
         self.model_sources[i] = "override".into();
         Ok(())
@@ -690,6 +790,10 @@ impl Profile {
                 .map(|r| r.iter().map(|h| h.to_string()).collect::<String>())
                 .collect();
             s += &format!("  hops {}  {}\n", rows.join(" "), self.hops_source);
+        }
+        if !self.pairs.is_empty() {
+            let n = self.hw_threads();
+            s += &format!("  pairs {n}x{n} measured  {}\n", self.pairs_source);
         }
         for (i, k) in COST_KEYS.iter().enumerate() {
             s += &format!(
@@ -748,4 +852,80 @@ fn parse_hops(v: &Value, sockets: usize) -> Result<(Vec<Vec<u8>>, String), Strin
         }
     }
     Ok((t, source.to_string()))
+}
+
+/// Parses the optional `topology.pair_matrix` section, `{ "file": "..", "source": ".." }`, and
+/// its file (see the module docs) for a machine of `n` hardware threads: the matrix in ps,
+/// `n` x `n` row-major and symmetric (0 on the diagonal), and its source.
+fn parse_pair_matrix(
+    v: &Value,
+    n: usize,
+    dir: Option<&std::path::Path>,
+) -> Result<(Vec<u64>, String), String> {
+    if v.is_null() {
+        return Ok((Vec::new(), String::new()));
+    }
+    let source = v["source"]
+        .as_str()
+        .filter(|s| !s.trim().is_empty())
+        .ok_or("topology.pair_matrix.source: the pair matrix needs its source")?;
+    let file = v["file"]
+        .as_str()
+        .filter(|s| !s.trim().is_empty())
+        .ok_or("topology.pair_matrix.file: missing (the matrix file's path)")?;
+    let text = match dir {
+        Some(d) => std::fs::read_to_string(d.join(file))
+            .map_err(|e| format!("topology.pair_matrix.file: {file}: {e}"))?,
+        None => BUILTIN_MATRICES
+            .iter()
+            .find(|(f, _)| *f == file)
+            .map(|(_, t)| t.to_string())
+            .ok_or_else(|| format!("topology.pair_matrix.file: {file}: not a built-in matrix"))?,
+    };
+    let mut m = vec![0u64; n * n];
+    let mut k = 0;
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        k += 1;
+        let at = || format!("{file} line {}", i + 1);
+        if k >= n {
+            return Err(format!(
+                "{}: more rows than the {n} hardware threads' {}",
+                at(),
+                n - 1
+            ));
+        }
+        let cells: Vec<&str> = line.split(',').map(str::trim).collect();
+        if cells.len() != k {
+            return Err(format!(
+                "{}: row of hardware thread {k} has {} values, expected {k} (threads 0..{k})",
+                at(),
+                cells.len()
+            ));
+        }
+        for (j, c) in cells.iter().enumerate() {
+            let tenths: u64 = c
+                .parse()
+                .ok()
+                .filter(|&t| t > 0 && t <= 1_000_000)
+                .ok_or_else(|| {
+                    format!(
+                        "{}: {c:?} (threads {k}, {j}) is not a latency in tenths of ns (1..=1000000)",
+                        at()
+                    )
+                })?;
+            m[k * n + j] = tenths * 100;
+            m[j * n + k] = tenths * 100;
+        }
+    }
+    if k + 1 != n {
+        return Err(format!(
+            "{file}: {k} rows, expected {} (one per hardware thread after thread 0)",
+            n - 1
+        ));
+    }
+    Ok((m, format!("{source} [{file}]")))
 }

@@ -695,3 +695,127 @@ fn home_node_is_a_structural_option() {
     off.set("home_node", 0.0).unwrap();
     assert!(waits(&off).iter().all(|w| w.1 == c + h));
 }
+
+/// `pair_latency` on `xeon-2s-e5-2680v4` (all 56 hardware threads, one simulated thread on each;
+/// arbitration off, SMT siblings at full speed, jitter left at the profile's 0.2): an owner takes a line with a `fetch_add` at
+/// T = 200 µs (after every thread started), and a second hardware thread takes it with a
+/// `fetch_add` at T + 1 µs, T + 2 µs, ..., one line per pair. The second thread waits transfer(owner, it) + `rmw_hit_ns` (7.5 ns).
+///
+/// Under 1 transfer(a, b) is the measured matrix's value for the pair, not jittered (the file
+/// `profiles/matrices/xeon-2s-e5-2680v4.csv`, from nviennot/core-to-core-latency's CSV of this
+/// CPU: 11.6 ns for threads 0 and 28, 8.0 ns for 2 and 30, both SMT siblings; 36.3 ns for 0 and
+/// 5, 51.2 ns for 0 and 1, both on one socket; 123.3 ns for 0 and 14, 130.7 ns for 0 and 15,
+/// across sockets): two pairs of one class differ by what the matrix says. Under 0 (the
+/// default; jitter 0 for exact figures) each pair costs its class's `transfer_*_ns` (7.6, 43.5,
+/// 118 ns), the two pairs of a class alike.
+#[test]
+fn pair_latency_is_a_structural_option() {
+    const PAIRS: [(usize, usize); 6] = [(0, 28), (2, 30), (0, 5), (0, 1), (0, 14), (0, 15)];
+    const START: u64 = 200_000;
+    /// Each pair's wait (ps) for its line's second `fetch_add`, and the hardware threads that
+    /// found a thread of the run on them.
+    fn waits(p: &Profile) -> (Vec<u64>, Vec<usize>) {
+        let out = Arc::new(std::sync::Mutex::new((vec![0u64; PAIRS.len()], Vec::new())));
+        let o = out.clone();
+        let hw = p.hw_threads();
+        let clock = || lwsim::machine::with_machine(|m| m.map_or(0, |m| m.clock_of_current()));
+        let core = || lwsim::machine::with_machine(|m| m.and_then(|m| m.core_of_current()));
+        lwsim::run(SimConfig::new(p.clone(), hw), move || {
+            let xs: Arc<Vec<Padded<AtomicU64>>> = Arc::new(
+                (0..PAIRS.len())
+                    .map(|_| Padded(AtomicU64::new(0)))
+                    .collect(),
+            );
+            let hs: Vec<_> = (0..hw)
+                .map(|_| {
+                    let (xs, o) = (xs.clone(), o.clone());
+                    lwsim::thread::spawn(move || {
+                        // After the last thread's start (the supervisor's spawns take time).
+                        let t0 = lwsim::now_nanos();
+                        assert!(t0 < START, "started at {t0} ns");
+                        lwsim::compute(START - t0);
+                        let me = core().expect("a simulated thread runs on a core");
+                        o.lock().unwrap().1.push(me);
+                        for (i, &(a, _)) in PAIRS.iter().enumerate() {
+                            if a == me {
+                                xs[i].0.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                        for (i, &(_, b)) in PAIRS.iter().enumerate() {
+                            if b == me {
+                                let at = START + 1_000 * (i as u64 + 1);
+                                lwsim::compute(at - lwsim::now_nanos());
+                                let t = clock();
+                                xs[i].0.fetch_add(1, Ordering::Relaxed);
+                                o.lock().unwrap().0[i] = clock() - t;
+                            }
+                        }
+                        // Every core keeps its thread until the last pair is done.
+                        lwsim::compute(START + 10_000 - lwsim::now_nanos());
+                        assert_eq!(core(), Some(me), "the thread stayed on its core");
+                    })
+                })
+                .collect();
+            for h in hs {
+                h.join().unwrap();
+            }
+        });
+        let v = out.lock().unwrap().clone();
+        v
+    }
+    let base = Profile::builtin("xeon-2s-e5-2680v4").unwrap();
+    assert_eq!(base.get("pair_latency"), Some(0.0), "the default");
+    assert_eq!(base.get("jitter"), Some(0.2));
+    let h = base.ps(cost::RMW_HIT);
+    assert_eq!(h, 7_500);
+    let measured: Vec<u64> = PAIRS
+        .iter()
+        .map(|&(a, b)| base.pair_ps(a, b).unwrap())
+        .collect();
+    assert_eq!(
+        measured,
+        vec![11_600, 8_000, 36_300, 51_200, 123_300, 130_700],
+        "the matrix file's values, tenths of ns"
+    );
+    let mut on = base.clone();
+    // smt_share 1: the threads' waits until their times are not stretched by a busy sibling.
+    on.set_all("pair_latency=1,arbitration=0,smt_share=1")
+        .unwrap();
+    let mut off = base.clone();
+    off.set_all("jitter=0,arbitration=0,smt_share=1").unwrap();
+    let ((w_on, cores_on), (w_off, cores_off)) = (waits(&on), waits(&off));
+    println!("pair_latency 1: {w_on:?}\n0: {w_off:?}");
+    for cores in [cores_on, cores_off] {
+        let mut c = cores;
+        c.sort();
+        assert_eq!(
+            c,
+            (0..56).collect::<Vec<_>>(),
+            "one thread per hardware thread"
+        );
+    }
+    for (i, &(a, b)) in PAIRS.iter().enumerate() {
+        assert_eq!(
+            w_on[i],
+            measured[i] + h,
+            "pair_latency 1, threads {a} and {b}"
+        );
+        assert_eq!(
+            w_off[i],
+            base.transfer_ps(a, b) + h,
+            "0, threads {a} and {b}"
+        );
+    }
+    // Two pairs of one class: the matrix's difference under 1, none under 0.
+    for k in [0, 2, 4] {
+        assert_eq!(
+            w_on[k].abs_diff(w_on[k + 1]),
+            measured[k].abs_diff(measured[k + 1])
+        );
+        assert_eq!(w_off[k], w_off[k + 1]);
+    }
+    // The option's 0 set explicitly is the default, draw for draw.
+    let mut zero = off.clone();
+    zero.set("pair_latency", 0.0).unwrap();
+    assert_eq!(waits(&zero), waits(&off));
+}

@@ -194,3 +194,190 @@ fn opteron_6128_has_two_dies_per_package() {
     assert_eq!(p.transfer_ps(4, 7), die);
     assert_eq!(p.transfer_ps(31, 24), mcm);
 }
+
+/// The measured pair matrices (`topology.pair_matrix`, structural option `pair_latency`): the
+/// option is 0 in every built-in profile and has two choices; `xeon-2s-e5-2680v4`'s matrix is
+/// 56 x 56 and symmetric, its CPU numbering lwsim's (every SMT pair, c and c + 28, below every
+/// same-socket pair, below every cross-socket pair; so in every built-in matrix, the
+/// `xeon-2s-e5-2660`'s the closest published part's); `xeon-2s-broadwell`'s matrix has this
+/// profile's class figures as its class medians (the conversion that made them: one-way ns, the
+/// profile's 118.0 ns the README's whole-ns median of 118.07); a profile without a matrix
+/// refuses `pair_latency=1` naming itself, by `--set`'s parser and in its JSON; a bad matrix file
+/// is refused naming the file and line.
+#[test]
+fn pair_matrices_and_pair_latency_needs_one() {
+    use lwsim::profile::{cost, structural_choices};
+    for (name, _) in BUILTIN {
+        let p = Profile::builtin(name).unwrap();
+        assert_eq!(p.get("pair_latency"), Some(0.0), "{name}");
+    }
+    assert_eq!(structural_choices("pair_latency"), Some(&[0.0, 1.0][..]));
+    let p = Profile::builtin("xeon-2s-e5-2680v4").unwrap();
+    assert_eq!(p.pairs.len(), 56 * 56);
+    assert!(p.describe().contains("pairs 56x56 measured"));
+    let (mut smt, mut same, mut cross) = (Vec::new(), Vec::new(), Vec::new());
+    for a in 0..56 {
+        assert_eq!(p.pair_ps(a, a), None);
+        for b in 0..a {
+            let v = p.pair_ps(a, b).unwrap();
+            assert_eq!(p.pair_ps(b, a), Some(v), "({a}, {b})");
+            let (sa, _, ca) = p.place(a);
+            let (sb, _, cb) = p.place(b);
+            if ca == cb {
+                smt.push(v);
+            } else if sa == sb {
+                same.push(v);
+            } else {
+                cross.push(v);
+            }
+        }
+    }
+    assert_eq!((smt.len(), same.len(), cross.len()), (28, 728, 784));
+    let max = |v: &[u64]| *v.iter().max().unwrap();
+    let min = |v: &[u64]| *v.iter().min().unwrap();
+    assert!(max(&smt) < min(&same) && max(&same) < min(&cross));
+    assert_eq!((min(&smt), max(&smt)), (7_900, 11_600));
+    assert_eq!((min(&same), max(&same)), (33_400, 55_100));
+    assert_eq!((min(&cross), max(&cross)), (115_400, 145_000));
+    // Every built-in matrix: its CPU numbering is lwsim's (its classes do not overlap).
+    let mut with = Vec::new();
+    for (name, _) in BUILTIN {
+        let q = Profile::builtin(name).unwrap();
+        if q.pairs.is_empty() {
+            continue;
+        }
+        with.push(*name);
+        let n = q.hw_threads();
+        assert_eq!(q.pairs.len(), n * n, "{name}");
+        let mut top = [0u64; 4];
+        let mut bottom = [u64::MAX; 4];
+        for a in 0..n {
+            for b in 0..a {
+                let v = q.pair_ps(a, b).unwrap();
+                assert_eq!(q.pair_ps(b, a), Some(v), "{name} ({a}, {b})");
+                let class = match q.transfer_ps(a, b) {
+                    x if x == q.ps(cost::TRANSFER_SMT) => 0,
+                    x if x == q.ps(cost::TRANSFER_REMOTE) => 2,
+                    _ => 1,
+                };
+                top[class] = top[class].max(v);
+                bottom[class] = bottom[class].min(v);
+            }
+        }
+        assert!(
+            top[0] < bottom[1] && top[1] < bottom[2],
+            "{name}: {bottom:?} {top:?}"
+        );
+    }
+    assert_eq!(
+        with,
+        vec!["xeon-2s-broadwell", "xeon-2s-e5-2680v4", "xeon-2s-e5-2660"]
+    );
+
+    // The conversion: a profile whose class figures came from its matrix gets them back as the
+    // matrix's class medians.
+    let bw = Profile::builtin("xeon-2s-broadwell").unwrap();
+    let n = bw.hw_threads();
+    let mut by_class: [Vec<u64>; 3] = Default::default();
+    for a in 0..n {
+        for b in 0..a {
+            let class = match bw.transfer_ps(a, b) {
+                x if x == bw.ps(cost::TRANSFER_SMT) => 0,
+                x if x == bw.ps(cost::TRANSFER_L3) => 1,
+                _ => 2,
+            };
+            by_class[class].push(bw.pair_ps(a, b).unwrap());
+        }
+    }
+    for (v, key) in by_class.iter_mut().zip(["smt", "l3", "remote"]) {
+        v.sort();
+        let median = (v[(v.len() - 1) / 2] + v[v.len() / 2]) / 2;
+        let class = bw.get(&format!("transfer_{key}_ns")).unwrap();
+        let class_ps = (class * 1000.0).round() as u64;
+        println!("{key}: matrix median {median} ps, profile {class_ps} ps");
+        assert!(
+            median.abs_diff(class_ps) <= 100,
+            "{key}: {median} against {class_ps}"
+        );
+    }
+
+    // No matrix: an error naming the profile, never the classes instead.
+    let mut w = Profile::builtin("xeon-4s-westmere-ex").unwrap();
+    assert!(w.pairs.is_empty() && w.pair_ps(0, 1).is_none());
+    let err = w.set_all("pair_latency=1").unwrap_err();
+    assert!(
+        err.contains("xeon-4s-westmere-ex") && err.contains("no measured pair matrix"),
+        "{err}"
+    );
+    assert!(
+        err.contains("xeon-2s-e5-2680v4"),
+        "names the profiles that have one: {err}"
+    );
+    w.set_all("pair_latency=0").unwrap();
+    let text = BUILTIN
+        .iter()
+        .find(|(n, _)| *n == "xeon-4s-westmere-ex")
+        .unwrap()
+        .1;
+    let with_option = text.replacen(
+        "\"model\": {",
+        "\"model\": { \"pair_latency\": { \"value\": 1, \"source\": \"x\" },",
+        1,
+    );
+    let err = Profile::parse(&with_option).unwrap_err();
+    assert!(
+        err.contains("model.pair_latency") && err.contains("xeon-4s-westmere-ex"),
+        "{err}"
+    );
+
+    // Bad matrix sections and files.
+    let text = BUILTIN
+        .iter()
+        .find(|(n, _)| *n == "xeon-2s-e5-2680v4")
+        .unwrap()
+        .1;
+    let renamed = text.replacen("matrices/xeon-2s-e5-2680v4.csv", "matrices/none.csv", 1);
+    assert!(Profile::parse(&renamed)
+        .unwrap_err()
+        .contains("matrices/none.csv: not a built-in matrix"));
+    let dir = std::env::temp_dir().join(format!("lwsim-pairs-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("matrices")).unwrap();
+    let json = dir.join("p.json");
+    std::fs::write(&json, text).unwrap();
+    let good = lwsim::profile::BUILTIN_MATRICES[0].1;
+    let csv = dir.join("matrices/xeon-2s-e5-2680v4.csv");
+    std::fs::write(&csv, good).unwrap();
+    assert_eq!(Profile::load(json.to_str().unwrap()).unwrap(), p);
+    let header = good.lines().take_while(|l| l.starts_with('#')).count();
+    for (bad, want) in [
+        (
+            good.replacen("\n512\n", "\n512,1\n", 1),
+            "has 2 values, expected 1",
+        ),
+        (good.replacen("\n512\n", "\nx\n", 1), "\"x\" (threads 1, 0)"),
+        (good.replacen("\n512\n", "\n0\n", 1), "\"0\" (threads 1, 0)"),
+        (
+            good.replacen("\n512\n", "\n", 1),
+            "has 2 values, expected 1",
+        ),
+        (
+            good.lines()
+                .take(header + 10)
+                .collect::<Vec<_>>()
+                .join("\n"),
+            "10 rows, expected 55",
+        ),
+    ] {
+        std::fs::write(&csv, bad).unwrap();
+        let err = Profile::load(json.to_str().unwrap()).unwrap_err();
+        assert!(
+            err.contains("xeon-2s-e5-2680v4.csv") && err.contains(want),
+            "{err}"
+        );
+    }
+    let line = header + 1;
+    std::fs::write(&csv, good.replacen("\n512\n", "\n512,1\n", 1)).unwrap();
+    let err = Profile::load(json.to_str().unwrap()).unwrap_err();
+    assert!(err.contains(&format!("line {line}:")), "{err}");
+    let _ = std::fs::remove_dir_all(dir);
+}

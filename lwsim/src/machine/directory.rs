@@ -19,6 +19,15 @@
 //! where the two hardware threads sit, times a seeded draw uniform in `[1 − jitter, 1 + jitter]`
 //! (the published spread of core-to-core latencies; `model.jitter`).
 //!
+//! **Pair latencies** (`model.pair_latency`, default 0, the classes above). At 1 transfer(a, b)
+//! is the profile's measured matrix value for the pair (`topology.pair_matrix`, a core-to-core
+//! CAS ping-pong's one-way latency), fixed: the jitter draw is still made (so no other draw
+//! moves) but not applied, the spread it stood for being the matrix's spread across pairs. Memory
+//! fills, an L3-served Shared load and the per-sharer invalidation cost are charged as under 0;
+//! under `home_node` 1 a cross-socket pair's extra hops are added to its value. The supervisor
+//! (no core) is charged as hardware thread 0, as under 0, and its transfers with thread 0 take
+//! the SMT class.
+//!
 //! **When an access takes effect.** An access is two phases. At its request the task's clock is
 //! the request time: a hit is served at once. A miss *books* the line's next slot: its transfer
 //! starts when the line is free (`busy_until`) and, for a line with an owner, when the owner's
@@ -264,6 +273,9 @@ pub(crate) struct Directory {
     snoop_fraction: f64,
     /// `model.home_node`: a transfer between sockets goes through the line's home socket.
     home_node: bool,
+    /// `model.pair_latency`: a transfer between two hardware threads costs the profile's
+    /// measured value for the pair, not jittered.
+    pairs: bool,
     /// The latency spread's, residency windows' and arbitration delays' draws.
     stream: Stream,
 }
@@ -271,6 +283,14 @@ pub(crate) struct Directory {
 impl Directory {
     /// The model with `prof`'s parameters, drawing from `stream`.
     pub(crate) fn new(prof: &Profile, stream: Stream) -> Directory {
+        let pairs = prof.param(model::PAIR_LATENCY) >= 0.5;
+        let n = prof.hw_threads();
+        assert!(
+            !pairs || prof.pairs.len() == n * n,
+            "lwsim: profile {}: pair_latency 1 needs a measured pair matrix of its {n} hardware \
+             threads (topology.pair_matrix), never the distance classes instead",
+            prof.name
+        );
         Directory {
             lines: Map::default(),
             shared_occupancy: prof.param(model::SHARED_LOAD_OCCUPANCY),
@@ -285,6 +305,7 @@ impl Directory {
             until_snoop: prof.param(model::OWNERSHIP_UNTIL_SNOOP) >= 0.5,
             snoop_fraction: prof.param(model::SNOOP_FRACTION),
             home_node: prof.param(model::HOME_NODE) >= 0.5,
+            pairs,
             stream,
         }
     }
@@ -368,25 +389,27 @@ impl Directory {
         }
         let prof = &m.prof;
         let home = self.home_node.then_some(line_addr % prof.sockets);
-        let dist = |x: usize| transfer_via(prof, hw(a), hw(x), home);
-        // The transfer's nominal cost, what it is, and whether it is exclusive, from the state
-        // the line will be in once every booked transfer is granted.
-        let (c, what, exclusive, owned) = if line.tail_owner == a as u16 {
+        let pairs = self.pairs;
+        let dist = |x: usize| transfer_via(prof, hw(a), hw(x), home, pairs);
+        // The transfer's nominal cost, what it is, whether it is exclusive, whether the line has
+        // an owner, and whether the cost is a pair's measured latency (`pair_latency` 1: not
+        // jittered), from the state the line will be in once every booked transfer is granted.
+        let (c, what, exclusive, owned, fixed) = if line.tail_owner == a as u16 {
             // Only reachable with a stale granted state; served as a hit of the tail.
-            (0, 0, kind != Access::Load, true)
+            (0, 0, kind != Access::Load, true, false)
         } else if line.tail_owner != NONE {
             let o = line.tail_owner as usize;
             if kind == Access::Load {
-                (dist(o), 1, false, true)
+                (dist(o), 1, false, true, pairs)
             } else {
-                (dist(o), 3, true, true)
+                (dist(o), 3, true, true, pairs)
             }
         } else if !line.tail_sharers.is_empty() {
             let mut others = line.tail_sharers;
             others.0[a / 64] &= !(1 << (a % 64));
             if kind == Access::Load {
                 if line.tail_sharers.has(a) {
-                    (0, 0, false, false)
+                    (0, 0, false, false, false)
                 } else if self.llc_serves_shared
                     && line
                         .tail_sharers
@@ -394,21 +417,21 @@ impl Directory {
                         .any(|x| prof.place(hw(x)).1 == prof.place(hw(a)).1)
                 {
                     // A sharer in my L3 domain: the (inclusive) L3 holds the line and serves it.
-                    (costs[cost::LLC_SHARED_LOAD], 2, false, false)
+                    (costs[cost::LLC_SHARED_LOAD], 2, false, false, false)
                 } else {
                     let near = line.tail_sharers.iter().map(dist).min().unwrap_or(0);
-                    (near, 2, false, false)
+                    (near, 2, false, false, pairs)
                 }
             } else if others.is_empty() {
-                (0, 0, true, false)
+                (0, 0, true, false, false)
             } else {
                 let far = others.iter().map(dist).max().unwrap_or(0);
                 let extra = (others.count() - 1) * self.inv_per_sharer;
                 m.counters[a].sharers_invalidated += others.count();
-                (far + extra, 4, true, false)
+                (far + extra, 4, true, false, pairs)
             }
         } else {
-            (costs[cost::MEMORY], 5, true, false)
+            (costs[cost::MEMORY], 5, true, false, false)
         };
         let free_at = if owned {
             line.busy_until.max(line.resident_until)
@@ -457,7 +480,10 @@ impl Directory {
             m.tasks[m.current].clock = t0 + c;
             return Req::Done;
         }
-        let c = self.jittered(c);
+        // Under `pair_latency` 1 a pair's measured latency is fixed; the draw is made either way,
+        // so the option moves no other draw.
+        let drawn = self.jittered(c);
+        let c = if fixed { c } else { drawn };
         // Under `ownership_until_snoop` the request's snoop reaches the owner `snoop` after the
         // request, the transfer starts then (or when the owner's own operation is done) and the
         // line arrives the rest of the latency later.
@@ -524,12 +550,15 @@ impl Directory {
 }
 
 /// The nominal latency (ps) of a transfer to hardware thread `a` from hardware thread `b`:
-/// [`Profile::transfer_ps`] (by distance class), and under `model.home_node` (`home` is the
-/// line's home socket) a transfer between two sockets goes requester -> home -> owner ->
-/// requester: `transfer_remote_ns` plus one one-way hop, `(transfer_remote_ns −
-/// transfer_socket_ns) / 2`, per socket hop beyond the two of a one-hop pair's round trip.
-fn transfer_via(prof: &Profile, a: usize, b: usize, home: Option<usize>) -> u64 {
-    let base = prof.transfer_ps(a, b);
+/// [`Profile::transfer_ps`] (by distance class), or under `model.pair_latency` (`pairs`) the
+/// pair's measured value ([`Profile::pair_ps`]; the class when `a == b`, the supervisor's slot
+/// and thread 0); and under `model.home_node` (`home` is the line's home socket) a transfer
+/// between two sockets goes requester -> home -> owner -> requester: that latency plus one
+/// one-way hop, `(transfer_remote_ns − transfer_socket_ns) / 2`, per socket hop beyond the two
+/// of a one-hop pair's round trip.
+fn transfer_via(prof: &Profile, a: usize, b: usize, home: Option<usize>, pairs: bool) -> u64 {
+    let measured = if pairs { prof.pair_ps(a, b) } else { None };
+    let base = measured.unwrap_or_else(|| prof.transfer_ps(a, b));
     let Some(h) = home else { return base };
     let (sa, sb) = (prof.place(a).0, prof.place(b).0);
     if sa == sb {

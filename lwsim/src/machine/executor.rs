@@ -230,6 +230,15 @@ impl Machine {
         self.tasks.get(self.current).map(|t| t.clock).unwrap_or(0)
     }
 
+    /// The hardware thread the running task runs on (`None`: the supervisor, or a task
+    /// between cores).
+    pub fn core_of_current(&self) -> Option<usize> {
+        self.tasks
+            .get(self.current)
+            .and_then(|t| t.core)
+            .map(|c| c as usize)
+    }
+
     /// Another task `id` became eligible or changed its clock: the horizon comes down to its key
     /// if lower, and its entry in the scheduler's order is refreshed at the next decision.
     pub(super) fn lower_horizon(&mut self, id: usize) {
