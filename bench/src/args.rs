@@ -444,7 +444,7 @@ pub(crate) fn check_selection(args: &Args) {
         {
             usage_error(
                 "--status-lookups <X>",
-                &status_lookups_text(x),
+                &parse::status_lookups_text(x),
                 &format!(
                     "workload {} {}: --status-lookups applies to pgbench-write-status only",
                     w.name(),
@@ -499,14 +499,6 @@ pub(crate) fn check_selection(args: &Args) {
                 }
             ),
         );
-    }
-}
-
-/// A count of lookups per hundred transactions as `--status-lookups` takes it: `57.62`, `10`.
-pub fn status_lookups_text(per_100: u32) -> String {
-    match per_100 % 100 {
-        0 => format!("{}", per_100 / 100),
-        f => format!("{}.{f:02}", per_100 / 100),
     }
 }
 

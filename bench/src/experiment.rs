@@ -814,7 +814,7 @@ fn table(exp: &Experiment, meta: &serde_json::Value, ours: &[Ours]) -> String {
         meta["settings"]["status_lookups"]
             .as_str()
             .filter(|&v| v
-                != crate::args::status_lookups_text(
+                != lwharness::parse::status_lookups_text(
                     lwharness::workload::STATUS_READS_PER_100 as u32
                 ))
             .map_or(String::new(), |v| format!(", `--status-lookups {v}`")),

@@ -260,7 +260,7 @@ fn meta_json(args: &Args, probe: &perf::Probe, warmup: Duration) -> serde_json::
             "status_lookups": args
                 .workload
                 .contains(&Workload::PgbenchWriteStatus)
-                .then(|| crate::args::status_lookups_text(args.status_lookups_per_100() as u32)),
+                .then(|| lwharness::parse::status_lookups_text(args.status_lookups_per_100() as u32)),
             "sample_interval_s": args.sample_interval.as_secs_f64(),
             "interleave": args.interleave,
             "time_every": args.time_every,

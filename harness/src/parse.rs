@@ -60,6 +60,15 @@ pub fn parse_status_lookups(s: &str) -> Result<u32, String> {
     Ok(per_100)
 }
 
+/// A count of lookups per hundred transactions as `--status-lookups` takes it and `meta.json`
+/// records it: `57.62`, `10`, `30.50`.
+pub fn status_lookups_text(per_100: u32) -> String {
+    match per_100 % 100 {
+        0 => format!("{}", per_100 / 100),
+        f => format!("{}.{f:02}", per_100 / 100),
+    }
+}
+
 /// Parses `300ms`, `2s`, `1.5s`, `500us`, `1m`; a bare number and zero are rejected.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
@@ -173,6 +182,12 @@ mod tests {
             ("1000.00", 100_000),
         ] {
             assert_eq!(parse_status_lookups(v), Ok(want), "{v}");
+            // The text written back parses to the same count.
+            assert_eq!(
+                parse_status_lookups(&status_lookups_text(want)),
+                Ok(want),
+                "{v}"
+            );
         }
         for bad in [
             "", ".", "5.", ".5", "-1", "1.234", "1000.01", "1001", "1e3", "57,62", "x", "10000",
