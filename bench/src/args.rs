@@ -182,6 +182,12 @@ pub struct Args {
     /// by the OS's timer slack). With --experiment, it replaces the file's `idle`.
     #[arg(long, default_value = "0", value_parser = parse_idle)]
     pub idle: Duration,
+    /// `pgbench-write-status`'s `TransactionIdGetStatus` lookups under the CLOG lock shared,
+    /// per transaction: a decimal with at most two places, 0 to 1000 (default 57.62, PostgreSQL
+    /// 15's trace). Refused with any other workload. With --experiment, it replaces the file's
+    /// `status_lookups`.
+    #[arg(long, value_parser = parse::parse_status_lookups, value_name = "X")]
+    pub status_lookups: Option<u32>,
     /// Proc-array layouts, comma-separated: padded (≤ 9.1 PGPROC), pgxact (9.2–13), dense
     /// (14+), or all. Applies to the workloads that use the proc array.
     #[arg(long, value_delimiter = ',', default_value = "dense", value_parser = parse_layout)]
@@ -430,6 +436,27 @@ pub(crate) fn check_selection(args: &Args) {
             );
         }
     }
+    if let Some(x) = args.status_lookups {
+        if let Some(w) = args
+            .workload
+            .iter()
+            .find(|&&w| w != Workload::PgbenchWriteStatus)
+        {
+            usage_error(
+                "--status-lookups <X>",
+                &parse::status_lookups_text(x),
+                &format!(
+                    "workload {} {}: --status-lookups applies to pgbench-write-status only",
+                    w.name(),
+                    if w.trace().is_some() {
+                        "replays its own status lookups (the trace's)"
+                    } else {
+                        "has no status lookups"
+                    }
+                ),
+            );
+        }
+    }
     for &w in &args.workload {
         let (run, skipped) = args.locks_for(w);
         if !run.is_empty() {
@@ -476,6 +503,13 @@ pub(crate) fn check_selection(args: &Args) {
 }
 
 impl Args {
+    /// `pgbench-write-status`'s status lookups per hundred transactions: `--status-lookups`,
+    /// or the shape's default.
+    pub fn status_lookups_per_100(&self) -> u64 {
+        self.status_lookups
+            .map_or(lwharness::workload::STATUS_READS_PER_100, u64::from)
+    }
+
     /// `--idle` in microseconds (checked by its parser).
     pub fn idle_us(&self) -> u16 {
         u16::try_from(self.idle.as_micros()).expect("--idle is checked by its parser")
@@ -512,6 +546,8 @@ pub struct Given {
     pub era_traffic: bool,
     /// `--idle`.
     pub idle: bool,
+    /// `--status-lookups`.
+    pub status_lookups: bool,
 }
 
 /// Turns an experiment into the sweep's arguments: workloads, locks, clients, work, layout
@@ -532,6 +568,9 @@ pub fn apply_experiment(exp: &crate::experiment::Experiment, args: &mut Args, gi
     }
     if !given.idle {
         args.idle = exp.idle;
+    }
+    if !given.status_lookups {
+        args.status_lookups = exp.status_lookups;
     }
     if !exp.layouts.is_empty() {
         args.layout = vec![exp.layouts.clone()];

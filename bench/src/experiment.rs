@@ -101,6 +101,10 @@ pub struct WorkloadSpec {
     /// `--idle` (default: 0us): the round trip to the client after each transaction, off the
     /// CPU (e.g. `"28us"`); `--idle` on the command line replaces it.
     pub idle: Option<String>,
+    /// `--status-lookups` (default: 57.62): `pgbench-write-status`'s `TransactionIdGetStatus`
+    /// lookups per transaction, a number with at most two decimal places (`10`, `57.62`);
+    /// `--status-lookups` on the command line replaces it. Only with `pgbench-write-status`.
+    pub status_lookups: Option<toml::Value>,
 }
 
 /// `[sim]` and `[real]`: trial lengths on one engine.
@@ -168,6 +172,8 @@ pub struct Experiment {
     pub era_traffic: EraTraffic,
     /// `workload.idle`, resolved (zero when not given).
     pub idle: std::time::Duration,
+    /// `workload.status_lookups` per hundred transactions, resolved (`None` when not given).
+    pub status_lookups: Option<u32>,
     /// The profile's description and hardware threads.
     pub profile_description: String,
     /// The profile's hardware threads.
@@ -345,6 +351,34 @@ pub fn check(path: &Path, file: File) -> Result<Experiment, FieldError> {
         })?,
         None => std::time::Duration::ZERO,
     };
+    let status_lookups = match &w.status_lookups {
+        Some(v) => {
+            let text = match v {
+                toml::Value::Integer(i) => i.to_string(),
+                toml::Value::Float(f) => f.to_string(),
+                other => format!("a {}", other.type_str()),
+            };
+            let x = lwharness::parse::parse_status_lookups(&text).map_err(|e| FieldError {
+                field: "workload.status_lookups".into(),
+                msg: e,
+            })?;
+            if let Some(o) = workloads
+                .iter()
+                .find(|&&o| o != Workload::PgbenchWriteStatus)
+            {
+                return err(
+                    "workload.status_lookups",
+                    format!(
+                        "workload {} has no status lookups: status_lookups applies to \
+                         pgbench-write-status only",
+                        o.name()
+                    ),
+                );
+            }
+            Some(x)
+        }
+        None => None,
+    };
     if file.clients.is_empty() {
         return err("clients", "empty: give at least one client count");
     }
@@ -509,6 +543,7 @@ pub fn check(path: &Path, file: File) -> Result<Experiment, FieldError> {
         strategies,
         era_traffic,
         idle,
+        status_lookups,
     })
 }
 
@@ -740,7 +775,7 @@ fn table(exp: &Experiment, meta: &serde_json::Value, ours: &[Ours]) -> String {
         ));
     }
     s.push_str(&format!(
-        "- **Workload**: {} (`--work {}`{}{}{}{}{}{}). {}\n",
+        "- **Workload**: {} (`--work {}`{}{}{}{}{}{}{}). {}\n",
         f.workload.names.join(", "),
         f.workload.work,
         if f.workload.write_pct > 0 {
@@ -775,6 +810,14 @@ fn table(exp: &Experiment, meta: &serde_json::Value, ours: &[Ours]) -> String {
             .as_u64()
             .filter(|&v| v > 0)
             .map_or(String::new(), |v| format!(", `--idle {v}us`")),
+        // As run (the command line may replace the file's).
+        meta["settings"]["status_lookups"]
+            .as_str()
+            .filter(|&v| v
+                != lwharness::parse::status_lookups_text(
+                    lwharness::workload::STATUS_READS_PER_100 as u32
+                ))
+            .map_or(String::new(), |v| format!(", `--status-lookups {v}`")),
         f.workload.shape.trim()
     ));
     s.push_str("- **Locks**:");

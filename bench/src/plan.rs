@@ -108,6 +108,7 @@ impl Plan {
                                 sample_interval: args.sample_interval,
                                 sim: None,
                                 era: args.era_traffic,
+                                status_lookups_per_100: args.status_lookups_per_100(),
                             },
                         });
                     }
@@ -256,6 +257,10 @@ fn meta_json(args: &Args, probe: &perf::Probe, warmup: Duration) -> serde_json::
             "snapshot_strategies": args.snapshot.iter().flatten().map(|s| s.name()).collect::<Vec<_>>(),
             "work": args.work,
             "idle_us": args.idle_us(),
+            "status_lookups": args
+                .workload
+                .contains(&Workload::PgbenchWriteStatus)
+                .then(|| lwharness::parse::status_lookups_text(args.status_lookups_per_100() as u32)),
             "sample_interval_s": args.sample_interval.as_secs_f64(),
             "interleave": args.interleave,
             "time_every": args.time_every,

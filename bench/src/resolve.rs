@@ -66,6 +66,7 @@ pub fn resolve(args: Vec<std::ffi::OsString>, base: Option<&Path>) -> Resolved {
                 cores: given("cores"),
                 era_traffic: given("era_traffic"),
                 idle: given("idle"),
+                status_lookups: given("status_lookups"),
             },
         );
         exp

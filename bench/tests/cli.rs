@@ -306,6 +306,42 @@ fn bad_input_exits_2_naming_the_argument() {
         ],
         &["--idle", "replays its own idle time"],
     );
+    for bad in ["1000.01", "1.234", "=-1", "ten", "57,62"] {
+        let (flag, value) = match bad.strip_prefix('=') {
+            Some(v) => (format!("--status-lookups={v}"), None),
+            None => ("--status-lookups".to_string(), Some(bad)),
+        };
+        let mut a = vec!["--workload", "pgbench-write-status", flag.as_str()];
+        a.extend(value);
+        a.extend(["--out", o]);
+        expect_usage_error(&a, &["--status-lookups", "at most two places"]);
+    }
+    expect_usage_error(
+        &[
+            "--workload",
+            "pgbench-write-status,pgbench-write",
+            "--status-lookups",
+            "10",
+            "--out",
+            o,
+        ],
+        &["--status-lookups", "pgbench-write has no status lookups"],
+    );
+    expect_usage_error(
+        &[
+            "--workload",
+            concat!(
+                "trace:",
+                env!("CARGO_MANIFEST_DIR"),
+                "/traces/pg15-tpcb-c1/trace.tsv"
+            ),
+            "--status-lookups",
+            "10",
+            "--out",
+            o,
+        ],
+        &["--status-lookups", "replays its own status lookups"],
+    );
     // A file where the output directory should be: not creatable.
     std::fs::create_dir_all(&out).unwrap();
     let file = out.join("plain-file");

@@ -236,6 +236,25 @@ fn bad_files_exit_2_naming_the_field() {
         ),
         "workload.era_traffic[1]",
     );
+    // Seed 000's workloads have no status lookups.
+    expect_bad(
+        "status-lookups-workload",
+        &sub("work = 128000", "work = 128000\nstatus_lookups = 10"),
+        "workload.status_lookups",
+    );
+    let seed004 =
+        std::fs::read_to_string(experiments_dir().join("seed-004-clog-group.toml")).unwrap();
+    for (i, bad) in ["1000.01", "1.234", "-1", "\"ten\""].iter().enumerate() {
+        expect_bad(
+            &format!("status-lookups-value-{i}"),
+            &seed004.replacen(
+                "work = 175000",
+                &format!("work = 175000\nstatus_lookups = {bad}"),
+                1,
+            ),
+            "workload.status_lookups",
+        );
+    }
 }
 
 /// Runs experiment file `file` at one client and one trial with `extra` on the command line,
@@ -286,6 +305,39 @@ fn the_command_line_era_traffic_replaces_the_files() {
             "{extra:?}"
         );
     }
+}
+
+/// `--status-lookups` on the command line replaces the file's `status_lookups` (seed 004's file
+/// has none: the default, 57.62), and `meta.json` and `experiment.md` say what ran.
+#[test]
+fn the_command_line_status_lookups_replace_the_files() {
+    let file = "seed-004-clog-group.toml";
+    let text = std::fs::read_to_string(experiments_dir().join(file)).unwrap();
+    let dir = out_dir("exp", "status-lookups-file");
+    std::fs::create_dir_all(&dir).unwrap();
+    let ten = dir.join("seed-004-status-10.toml");
+    assert!(text.contains("work = 175000"));
+    std::fs::write(
+        &ten,
+        text.replacen("work = 175000", "work = 175000\nstatus_lookups = 10", 1),
+    )
+    .unwrap();
+    let ten = ten.to_str().unwrap();
+    for (f, extra, want) in [
+        (file, &[][..], "57.62"),
+        (file, &["--status-lookups", "0"], "0"),
+        (ten, &[], "10"),
+        (ten, &["--status-lookups", "30.5"], "30.50"),
+    ] {
+        let (meta, md) = run_file_with(f, extra, &format!("status-lookups-{want}"));
+        assert_eq!(meta["settings"]["status_lookups"], want, "{f} {extra:?}");
+        assert_eq!(
+            md.contains(&format!("`--status-lookups {want}`")),
+            want != "57.62",
+            "{f} {extra:?}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// `--idle` on the command line replaces the file's `idle` (none in seed 001's file), and

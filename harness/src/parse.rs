@@ -30,6 +30,45 @@ pub fn parse_idle(s: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// The most `TransactionIdGetStatus` lookups per transaction `--status-lookups` takes.
+pub const MAX_STATUS_LOOKUPS: u32 = 1000;
+
+/// `--status-lookups`: a count of lookups per transaction, a decimal with at most two places
+/// (`57.62`, `10`, `0.5`), from 0 to [`MAX_STATUS_LOOKUPS`]; returned per hundred transactions
+/// (`57.62` → 5 762), the unit the shape counts in.
+pub fn parse_status_lookups(s: &str) -> Result<u32, String> {
+    let bad = || {
+        format!(
+            "{s}: a count of lookups per transaction, a decimal with at most two places from 0 \
+             to {MAX_STATUS_LOOKUPS} (e.g. 57.62)"
+        )
+    };
+    let (whole, frac) = s.split_once('.').unwrap_or((s, ""));
+    let digits = |d: &str| d.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty() || whole.len() > 4 || !digits(whole) || frac.len() > 2 || !digits(frac) {
+        return Err(bad());
+    }
+    if s.ends_with('.') {
+        return Err(bad());
+    }
+    let whole: u32 = whole.parse().map_err(|_| bad())?;
+    let frac: u32 = format!("{frac:0<2}").parse().map_err(|_| bad())?;
+    let per_100 = whole * 100 + frac;
+    if per_100 > MAX_STATUS_LOOKUPS * 100 {
+        return Err(bad());
+    }
+    Ok(per_100)
+}
+
+/// A count of lookups per hundred transactions as `--status-lookups` takes it and `meta.json`
+/// records it: `57.62`, `10`, `30.50`.
+pub fn status_lookups_text(per_100: u32) -> String {
+    match per_100 % 100 {
+        0 => format!("{}", per_100 / 100),
+        f => format!("{}.{f:02}", per_100 / 100),
+    }
+}
+
 /// Parses `300ms`, `2s`, `1.5s`, `500us`, `1m`; a bare number and zero are rejected.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
@@ -129,6 +168,34 @@ pub fn parse_positive(s: &str, max: u64) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn status_lookups() {
+        for (v, want) in [
+            ("57.62", 5762),
+            ("0", 0),
+            ("0.00", 0),
+            ("10", 1000),
+            ("0.5", 50),
+            ("30.05", 3005),
+            ("1000", 100_000),
+            ("1000.00", 100_000),
+        ] {
+            assert_eq!(parse_status_lookups(v), Ok(want), "{v}");
+            // The text written back parses to the same count.
+            assert_eq!(
+                parse_status_lookups(&status_lookups_text(want)),
+                Ok(want),
+                "{v}"
+            );
+        }
+        for bad in [
+            "", ".", "5.", ".5", "-1", "1.234", "1000.01", "1001", "1e3", "57,62", "x", "10000",
+        ] {
+            let e = parse_status_lookups(bad).unwrap_err();
+            assert!(e.contains("at most two places"), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn durations() {

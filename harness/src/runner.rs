@@ -129,6 +129,7 @@ mod tests {
             sample_interval: Duration::ZERO,
             sim: None,
             era: crate::era_traffic::EraTraffic::NONE,
+            status_lookups_per_100: crate::workload::STATUS_READS_PER_100,
         };
         // A loaded machine may not run the worker inside a 50 ms window: up to five trials, the
         // first whose window saw work (the bounds below hold on any trial).
@@ -176,6 +177,7 @@ mod tests {
             sample_interval: Duration::from_micros(500),
             sim: None,
             era: crate::era_traffic::EraTraffic::NONE,
+            status_lookups_per_100: crate::workload::STATUS_READS_PER_100,
         };
         // A loaded machine may not run the workers and the sampler inside a 30 ms window: up to
         // five trials, the first whose window saw work and a sampling pass (the bounds below

@@ -42,6 +42,10 @@ pub struct PointSpec {
     pub sim: Option<SimSetup>,
     /// 9.1's shared traffic added to a `select-*` shape (`--era-traffic`; none by default).
     pub era: EraTraffic,
+    /// `pgbench-write-status`'s `TransactionIdGetStatus` lookups per hundred transactions
+    /// (`--status-lookups`; [`workload::STATUS_READS_PER_100`] by default, which allocates
+    /// nothing; other workloads must leave it at the default).
+    pub status_lookups_per_100: u64,
 }
 
 /// The label of a sample of a thread that was not waiting (pg_stat_activity's empty row).
@@ -342,12 +346,10 @@ pub(crate) fn run_protocol<F: LockFamily, E: TrialEngine>(
 ) -> Result<TrialResult, String> {
     let threads = spec.threads;
     let procs = spec.procs.max(threads);
-    let shared = Arc::new(Shared::<F>::with_era(
-        spec.workload,
-        procs,
-        spec.layout,
-        spec.era,
-    ));
+    let shared = Arc::new(
+        Shared::<F>::with_era(spec.workload, procs, spec.layout, spec.era)
+            .with_status_lookups(spec.status_lookups_per_100),
+    );
     engine.watch(
         "ProcArrayLock",
         &shared.proc_array as *const F::Lock<()> as *const (),

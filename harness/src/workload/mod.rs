@@ -19,7 +19,7 @@
 //! | `clog` | a fresh xid, `--work` (where the commit writes WAL), its commit status set in its CLOG page (exclusive; grouped by page for `clog-group`) | 1 exclusive |
 //! | `pgbench-select` | `pgbench -S`: the statement's 2 snapshots, the account's primary-key lookup (root, internal page, leaf, heap page, each `ReadBuffer`'s mapping partition shared and the content lock shared; [`crate::buffer_pool`]), `--work` | 2 + 4 + 4 shared |
 //! | `pgbench-write` | `pgbench -N` at the lock level: 2 snapshots per statement (6), the xid under XidGenLock, `--work`, CLOG commit, end of transaction | 6 shared + 3 exclusive (XidGen, XactSLRU, ProcArrayLock) |
-//! | `pgbench-write-status` | pgbench's TPC-B-like transaction at the lock level: 10 snapshots, the xid, [`STATUS_READS_PER_100`] ÷ 100 `TransactionIdGetStatus` lookups of recent xids under the CLOG lock shared (PostgreSQL 15's trace), each with its SLRU slot search, before `--work`; CLOG commit, end | 10 + 57.62 shared + 3 exclusive |
+//! | `pgbench-write-status` | pgbench's TPC-B-like transaction at the lock level: 10 snapshots, the xid, [`STATUS_READS_PER_100`] ÷ 100 `TransactionIdGetStatus` lookups of recent xids under the CLOG lock shared (PostgreSQL 15's trace; `--status-lookups` sets another count), each with its SLRU slot search, before `--work`; CLOG commit, end | 10 + 57.62 shared + 3 exclusive |
 //! | `pgbench-n` | `pgbench -N` statement by statement: each statement's 2 snapshots and relation locks (fast path), the accounts lookups, the xid and its lock, the heap page and `pgbench_history`'s page exclusive, `--work` in four parts, CLOG commit, end, the locks' release | 6 + 10 + 8 shared + 15 exclusive |
 //! | `pin` | pin a hot buffer (atomic refcount in its header), read it under its content lock shared, `--work` (the page's tuples, processed with the lock released), unpin | 1 shared |
 //! | `pin-held` | the same read and `--work`, the pin kept across accesses | 1 shared |
@@ -74,7 +74,9 @@ pub mod trace;
 mod worker;
 
 pub use info::{Counted, Info};
-pub use pgbench::{status_reads, status_reads_total, STATUS_READS_PER_100};
+pub use pgbench::{
+    status_reads, status_reads_at, status_reads_total, status_reads_total_at, STATUS_READS_PER_100,
+};
 pub use section_check::{SectionCheck, CHECK_EVERY};
 pub use table::Workload;
 pub use worker::{Worker, WorkerConfig};
@@ -174,8 +176,10 @@ pub struct Shared<F: LockFamily> {
     pub xid_gen_check: CachePadded<SectionCheck>,
     /// Per-slot progress (one per proc-array slot; workers use slots `0..threads`).
     pub progress: Box<[CachePadded<Progress>]>,
-    /// A workload's state beyond the common one: a trace's replay, or a `select-*` shape's
-    /// `--era-traffic` ([`Shared::replay`], [`Shared::era`]). One pointer for both, so that
+    /// A workload's state beyond the common one: a trace's replay, a `select-*` shape's
+    /// `--era-traffic` ([`Shared::replay`], [`Shared::era`]), or `pgbench-write-status`'s count
+    /// of status lookups when it is not the default ([`Shared::with_status_lookups`]). One
+    /// pointer for all, so that
     /// the shared state keeps its size and layout (the simulated runs of every other workload
     /// their line layout) whatever a workload adds.
     extra: Option<Box<Extra<F>>>,
@@ -189,6 +193,9 @@ enum Extra<F: LockFamily> {
     Replay(trace::Replay<F>),
     /// 9.1's shared traffic of a `select-*` shape (`--era-traffic`).
     Era(EraState<F>),
+    /// `pgbench-write-status`'s `TransactionIdGetStatus` lookups per hundred transactions
+    /// (`--status-lookups`), where not [`STATUS_READS_PER_100`].
+    StatusLookups(u64),
 }
 
 /// The locks and state `--era-traffic` adds to a `select-*` shape.
@@ -259,6 +266,33 @@ impl<F: LockFamily> Shared<F> {
                 }))),
                 None => None,
             },
+        }
+    }
+
+    /// This state with `per_100` `TransactionIdGetStatus` lookups per hundred
+    /// `pgbench-write-status` transactions (`--status-lookups`) instead of
+    /// [`STATUS_READS_PER_100`]. At the default nothing is allocated, so the default's
+    /// simulated runs keep their layout. Panics on a state that already carries a trace's
+    /// replay or era traffic (the command line refuses `--status-lookups` on any workload but
+    /// `pgbench-write-status`).
+    pub fn with_status_lookups(mut self, per_100: u64) -> Self {
+        if per_100 != STATUS_READS_PER_100 {
+            assert!(
+                self.extra.is_none(),
+                "--status-lookups applies to pgbench-write-status only"
+            );
+            self.extra = Some(Box::new(Extra::StatusLookups(per_100)));
+        }
+        self
+    }
+
+    /// `pgbench-write-status`'s `TransactionIdGetStatus` lookups per hundred transactions:
+    /// [`STATUS_READS_PER_100`] unless [`Shared::with_status_lookups`] set another count.
+    #[inline]
+    pub fn status_lookups_per_100(&self) -> u64 {
+        match self.extra.as_deref() {
+            Some(Extra::StatusLookups(n)) => *n,
+            _ => STATUS_READS_PER_100,
         }
     }
 

@@ -25,18 +25,32 @@ use crate::snapshot::Outcome;
 /// branches' and hundred tellers' rows grow through a run without vacuum, and each update and
 /// read walks them. A measured figure of that run, not a constant of pgbench: with two clients
 /// (`pg15-tpcb-c2`) it was 26.1. Seed 004, the shape's seed, ran this transaction ("pgbench
-/// read-write").
+/// read-write"). The default of `--status-lookups` ([`Shared::with_status_lookups`]), which
+/// sweeps it.
 pub const STATUS_READS_PER_100: u64 = 5762;
 
-/// The lookups of the transaction numbered `txn` (from 0) of a worker: 57 or 58, so that any
-/// hundred consecutive transactions from the first do [`STATUS_READS_PER_100`] exactly.
+/// The lookups of the transaction numbered `txn` (from 0) of a worker at the default count: 57
+/// or 58, so that any hundred consecutive transactions from the first do
+/// [`STATUS_READS_PER_100`] exactly.
 pub fn status_reads(txn: u64) -> u64 {
-    (txn + 1) * STATUS_READS_PER_100 / 100 - txn * STATUS_READS_PER_100 / 100
+    status_reads_at(STATUS_READS_PER_100, txn)
 }
 
-/// The lookups of a worker's first `txns` transactions.
+/// The lookups of a worker's first `txns` transactions at the default count.
 pub fn status_reads_total(txns: u64) -> u64 {
-    txns * STATUS_READS_PER_100 / 100
+    status_reads_total_at(STATUS_READS_PER_100, txns)
+}
+
+/// The lookups of the transaction numbered `txn` at `per_100` lookups per hundred transactions
+/// (`--status-lookups`): `per_100 / 100` or one more, so that any hundred consecutive
+/// transactions from the first do `per_100` exactly.
+pub fn status_reads_at(per_100: u64, txn: u64) -> u64 {
+    (txn + 1) * per_100 / 100 - txn * per_100 / 100
+}
+
+/// The lookups of a worker's first `txns` transactions at `per_100` per hundred.
+pub fn status_reads_total_at(per_100: u64, txns: u64) -> u64 {
+    txns * per_100 / 100
 }
 
 /// Statements of pgbench's TPC-B-like script that take snapshots: three `UPDATE`s, a `SELECT`,
@@ -80,7 +94,8 @@ pub(super) fn write<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
     end_xact(s, w);
 }
 
-/// The transaction's `TransactionIdGetStatus` lookups ([`status_reads`]), each its own shared section of the CLOG
+/// The transaction's `TransactionIdGetStatus` lookups ([`status_reads_at`] the trial's count,
+/// [`Shared::status_lookups_per_100`]), each its own shared section of the CLOG
 /// lock (`SimpleLruReadPage_ReadOnly` takes it and `TransactionIdGetStatus` releases it). The
 /// first looks up the thread's previous commit (which must read committed, unless the ring
 /// has wrapped over it), the others recent xids. Not timed: `shared_wait` stays the
@@ -88,7 +103,7 @@ pub(super) fn write<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
 #[inline]
 pub(super) fn status_lookups<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
     let window = (CLOG_PAGES as u32 - 1) * CLOG_XACTS_PER_PAGE;
-    for i in 0..status_reads(w.txns) {
+    for i in 0..status_reads_at(s.status_lookups_per_100(), w.txns) {
         let own = i == 0 && w.last_clog_xid != INVALID_XID;
         let xid = if own {
             w.last_clog_xid
@@ -124,16 +139,16 @@ pub(super) fn write_status<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
     end_xact(s, w);
 }
 
-/// `pgbench-write-status` did [`status_reads`] lookups per transaction besides its snapshots,
-/// xid, commit and end (a validated optimistic snapshot takes no lock).
+/// `pgbench-write-status` did [`status_reads_at`] the trial's count of lookups per transaction
+/// besides its snapshots, xid, commit and end (a validated optimistic snapshot takes no lock).
 pub(super) fn check_write_status<F: LockFamily>(
-    _s: &Shared<F>,
+    s: &Shared<F>,
     workers: &[Worker],
 ) -> Result<(), String> {
     let fixed = (TPCB_STATEMENTS * SNAPSHOTS_PER_STATEMENT) as u64 + 3;
     for (i, w) in workers.iter().enumerate() {
         let validated = w.snapshot_outcomes[Outcome::Validated as usize];
-        let want = w.txns * fixed + status_reads_total(w.txns);
+        let want = w.txns * fixed + status_reads_total_at(s.status_lookups_per_100(), w.txns);
         if w.ops + validated != want {
             return Err(format!(
                 "pgbench-write-status: worker {i}: {} lock operations for {} transactions, \

@@ -262,6 +262,45 @@ fn pgbench_write_status_looks_up_recent_xids_under_the_clog_lock_shared() {
     assert!(check(wl, &s, &[w]).is_err());
 }
 
+/// `--status-lookups` sets pgbench-write-status's lookups per transaction: at 0 and at 10 each
+/// transaction takes the CLOG lock shared exactly that often (counted by the counting lock
+/// family, transaction by transaction), everything else as at the default; at 10.5 the
+/// transactions alternate 10 and 11. The checker holds each trial to its own count.
+#[test]
+fn status_lookups_set_the_shared_clog_acquisitions_per_transaction() {
+    use crate::counting::{take_counts, CountingFamily};
+    type Counted = CountingFamily<crate::locks::StdFamily>;
+    let wl = Workload::PgbenchWriteStatus;
+    for (per_100, each) in [(0u64, 0u64), (1000, 10)] {
+        let s = Shared::<Counted>::new(wl, 1, Layout::Dense).with_status_lookups(per_100);
+        assert_eq!(s.status_lookups_per_100(), per_100);
+        let mut w = one_worker(0);
+        let _ = take_counts();
+        for t in 0..20 {
+            run_transactions(wl, &s, &mut w, 1);
+            let got = take_counts();
+            let shared = got.get(&("XactSLRU", "shared")).copied().unwrap_or(0);
+            assert_eq!(shared, each, "{per_100} per 100, transaction {t}");
+            assert_eq!(got.get(&("ProcArray", "shared")), Some(&10));
+            assert_eq!(got.get(&("XactSLRU", "exclusive")), Some(&1));
+        }
+        assert_eq!(w.ops, 20 * (13 + each));
+        assert_eq!(w.bad_reads, 0);
+        check(wl, &s, std::slice::from_ref(&w)).unwrap();
+        // The default's count does not pass for this trial.
+        let d = Shared::<Counted>::new(wl, 1, Layout::Dense);
+        assert!(check(wl, &d, std::slice::from_ref(&w)).is_err());
+    }
+    assert_eq!(
+        (0..4).map(|t| status_reads_at(1050, t)).collect::<Vec<_>>(),
+        [10, 11, 10, 11]
+    );
+    // The default allocates nothing and reads the constant.
+    let d = Shared::<crate::locks::StdFamily>::new(wl, 1, Layout::Dense);
+    assert_eq!(d.status_lookups_per_100(), STATUS_READS_PER_100);
+    assert!(d.replay().is_none() && d.era().is_none());
+}
+
 #[test]
 fn names_round_trip() {
     for w in Workload::ALL {
