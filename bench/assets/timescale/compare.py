@@ -38,7 +38,7 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         sys.exit(2)
     bad = 0
-    print("| run | workload | lock | clients | trials | switches/client before (dispatches) "
+    print("| run | workload | lock (snapshot) | clients | trials | switches/client before (dispatches) "
           "| after (Linux) | fair_short before | after | simulation |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for old_dir, new_dir in zip(argv[0::2], argv[1::2]):
@@ -72,7 +72,8 @@ def main(argv):
                 # NEW_DIR counts dispatches too (an older lwbench): only the simulation is held.
                 after, fs_after = [], "-"
 
-            print(f"| {os.path.basename(os.path.normpath(new_dir))} | {p[0]} | {p[1]} | {p[4]} "
+            lock = p[1] + (" " + p[3] if p[3] else "")
+            print(f"| {os.path.basename(os.path.normpath(new_dir))} | {p[0]} | {lock} | {p[4]} "
                   f"| {n} | {med(before)} | {med(after)} | {fs_before}/{n} | {fs_after}/{n} "
                   f"| {verdict} |")
     sys.exit(1 if bad else 0)
