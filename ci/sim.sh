@@ -46,6 +46,8 @@ echo "== lwsim: a recorded PostgreSQL trace replayed on the simulator (--workloa
 cargo test --release -p bench --features stats --test sim_replay
 echo "== lwsim: CPU busy and CPU seconds per transaction (one worker keeps one core of four busy; contention costs CPU)"
 cargo test --release -p bench --features stats --test sim_cpu
+echo "== lwsim: context switches counted as Linux counts them (a client that blocks every transaction counts a voluntary switch each, never dispatched)"
+cargo test --release -p bench --features stats --test sim_context_switches
 
 echo "== lwsim: a user's lock registered by its own main, on the simulated machine"
 cargo run --release -p bench --features stats --example ticket_lock -- --engine sim \

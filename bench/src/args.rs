@@ -123,8 +123,10 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', default_value = "1:64", value_parser = parse_threads)]
     pub threads: Vec<ThreadSpec>,
     /// Length of each trial, e.g. `300ms`, `2s` [default: 250ms; on `--engine sim` 1ms of
-    /// virtual time]. With more threads than cores, fairness (Jain) needs about 20 scheduler
-    /// slices per thread to mean anything; points that got fewer are flagged (`fair_short`).
+    /// virtual time]. With more threads than cores, fairness (Jain) needs about 20 context
+    /// switches per thread to mean anything (as Linux counts them, on both engines: each time a
+    /// thread leaves its core, blocking or preempted); points that got fewer are flagged
+    /// (`fair_short`).
     /// 250 ms gives a 64-thread point on 2 cores 5–20 slices per thread: the quick suite stays
     /// quick, and its fairness figures above the core count are flagged; use `--duration 2s`
     /// for fairness at 64 threads. The simulator's cost grows with the simulated work, not with

@@ -927,8 +927,8 @@ pub fn summary_md(meta: &serde_json::Value, workloads: &[Workload], points: &[Po
                 };
                 let jain = if p.fair_short {
                     format!(
-                        "{:.3} (not meaningful: {:.0} scheduler slices per thread, fewer than \
-                         {:.0}; run longer trials)",
+                        "{:.3} (not meaningful: {:.0} context switches per thread, fewer \
+                         than {:.0}; run longer trials)",
                         p.median_jain,
                         p.median_cs_per_thread,
                         crate::report::FAIR_MIN_SLICES

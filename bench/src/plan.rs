@@ -184,6 +184,7 @@ impl Plan {
                 }).collect::<Vec<_>>(),
                 "note": "every duration, rate and wait is virtual time; the counters cover the window \
                          only; cache_misses stays empty (no PMU in a simulation): see the sim_* columns",
+                "ctx_switches": crate::report::SIM_CTX_SWITCHES_MEANING,
             });
             #[cfg(lwsim)]
             {

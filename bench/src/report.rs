@@ -66,9 +66,10 @@ pub struct ResultRow {
     pub txn_per_sec: f64,
     /// Jain's fairness index over per-thread transactions.
     pub jain: f64,
-    /// Context switches per worker: the scheduler slices behind the Jain index. With more
-    /// threads than cores and fewer than [`FAIR_MIN_SLICES`] per thread, Jain measures slice
-    /// luck rather than the lock (see `fair_short`).
+    /// Context switches per worker (`ctx_switches` / threads, as Linux counts them on both
+    /// engines): the scheduling rounds behind the Jain index. With more threads than cores and
+    /// fewer than [`FAIR_MIN_SLICES`] per thread, Jain measures slice luck rather than the lock
+    /// (see `fair_short`).
     pub cs_per_thread: f64,
     /// Whether this trial was too short for its Jain index to mean anything (more threads than
     /// cores and fewer than [`FAIR_MIN_SLICES`] context switches per thread).
@@ -106,10 +107,15 @@ pub struct ResultRow {
     /// over all `threads` workers or empty: a counter that some worker could not open (out of
     /// file descriptors, say) is never summed over the others.
     pub counters_threads: u32,
-    /// Context switches of the workers (all from one source, `ctx_switch_source`).
+    /// Context switches of the workers (all from one source, `ctx_switch_source`): every time
+    /// a worker left its core, voluntarily (it blocked) or not (preempted, or a yield that ran
+    /// another thread), as Linux's `nvcsw + nivcsw` count them.
     pub ctx_switches: Option<u64>,
-    /// `perf-event` (kernel counting in every worker) or `getrusage` (every worker's
+    /// `perf-event` (kernel counting in every worker), `getrusage` (every worker's
     /// `RUSAGE_THREAD`, when perf events were denied or missing in some worker); never mixed.
+    /// On the simulator [`SIM_CTX_SWITCH_SOURCE`] (`lwsim-linux`): the simulator's count of the
+    /// same events. Files written before that count existed say `lwsim` here, and their
+    /// `ctx_switches` are the simulator's run-queue dispatches (now `sim_dispatches`).
     pub ctx_switch_source: &'static str,
     /// CPU migrations of the workers.
     pub cpu_migrations: Option<u64>,
@@ -187,6 +193,15 @@ pub struct ResultRow {
     pub sim_preemptions: Option<u64>,
     /// Timed sleeps (s_lock back-off), in the window.
     pub sim_sleeps: Option<u64>,
+    /// Voluntary context switches (a worker blocked and left its core), in the window.
+    pub sim_voluntary_switches: Option<u64>,
+    /// Involuntary context switches (preempted, or a yield that ran another thread), in the
+    /// window; with `sim_voluntary_switches` they sum to `ctx_switches`.
+    pub sim_involuntary_switches: Option<u64>,
+    /// Dispatches of a queued worker onto a core (each pays the profile's `context_switch`),
+    /// in the window: the simulator's `ctx_switches` in files whose `ctx_switch_source` is
+    /// `lwsim`.
+    pub sim_dispatches: Option<u64>,
     /// ProcArrayLock's exclusive acquisitions alone (`excl_acquires` counts every lock).
     pub proc_array_excl_acquires: Option<u64>,
     /// Groups run by ProcArrayLock alone (group clear).
@@ -244,6 +259,16 @@ pub fn engine_columns(r: &TrialResult) -> (&'static str, String, usize) {
 /// varies by about 1/√n, so noise alone pulls Jain down to about n/(n+1) (0.95 at 20).
 pub const FAIR_MIN_SLICES: f64 = 20.0;
 
+/// `ctx_switch_source` of a simulated trial: context switches counted as Linux counts them
+/// (`nvcsw + nivcsw`). Earlier files say `lwsim`, whose count was the run-queue dispatches.
+pub const SIM_CTX_SWITCH_SOURCE: &str = "lwsim-linux";
+
+/// What a simulated run's `ctx_switches` counts, as `meta.json` states it (`sim.ctx_switches`;
+/// a file without the key counted run-queue dispatches).
+pub const SIM_CTX_SWITCHES_MEANING: &str =
+    "as Linux counts them (nvcsw + nivcsw): every time a worker left its core, blocking \
+     (voluntary) or still runnable (involuntary); run-queue dispatches are sim_dispatches";
+
 fn quantile(h: &hdrhistogram::Histogram<u64>, q: f64) -> Option<u64> {
     (!h.is_empty()).then(|| h.value_at_quantile(q))
 }
@@ -265,7 +290,7 @@ impl ResultRow {
         let cores = r.cores();
         let pc = &r.counters;
         let (ctx_switches, ctx_source) = match &r.sim {
-            Some(_) => (r.ctx_switches(), "lwsim"),
+            Some(_) => (r.ctx_switches(), SIM_CTX_SWITCH_SOURCE),
             None => {
                 let (n, src) = pc.ctx_switches();
                 (n, src.name())
@@ -356,6 +381,9 @@ impl ResultRow {
             sim_futex_wakes: sim.map(|c| c.futex_wakes),
             sim_preemptions: sim.map(|c| c.preemptions),
             sim_sleeps: sim.map(|c| c.sleeps),
+            sim_voluntary_switches: sim.map(|c| c.voluntary_switches),
+            sim_involuntary_switches: sim.map(|c| c.involuntary_switches),
+            sim_dispatches: sim.map(|c| c.dispatches),
             proc_array_excl_acquires: r.proc_array_lock.excl_acquires,
             proc_array_groups: r.proc_array_lock.groups,
             clog_excl_acquires: r.clog_lock.excl_acquires,

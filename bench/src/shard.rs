@@ -36,7 +36,9 @@ pub const INCOMPLETE_FILE: &str = "shard-incomplete.json";
 /// The trials' results, one JSON line each.
 pub const TRIALS_FILE: &str = "trials.jsonl";
 /// The marker's format.
-pub const FORMAT: &str = "lwbench-shard/1";
+/// Version 2: a simulated trial stores its Linux-style voluntary and involuntary switches
+/// beside its run-queue dispatches (version 1 stored only the dispatches).
+pub const FORMAT: &str = "lwbench-shard/2";
 
 /// A trial of the plan: (sweep, point, trial number from 1).
 pub type TrialId = (usize, usize, u32);

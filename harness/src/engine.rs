@@ -122,13 +122,27 @@ pub struct SimCounters {
     pub futex_wakes: u64,
     /// Threads preempted at the end of their slice.
     pub preemptions: u64,
-    /// Dispatches of a queued thread onto a core.
-    pub context_switches: u64,
+    /// Dispatches of a queued thread onto a core (each pays the profile's `context_switch`); a
+    /// thread woken onto an idle core is not dispatched. Named `context_switches` before the
+    /// Linux-style count below existed.
+    pub dispatches: u64,
+    /// Voluntary context switches as Linux counts them (`nvcsw`): a worker blocked (a futex
+    /// sleep, a timed sleep, an idle wait) and left its core.
+    pub voluntary_switches: u64,
+    /// Involuntary context switches as Linux counts them (`nivcsw`): a worker left its core
+    /// still runnable (preempted, or a `sched_yield` that ran another thread).
+    pub involuntary_switches: u64,
     /// Timed sleeps (`pg_usleep`, s_lock's backoff).
     pub sleeps: u64,
 }
 
 impl SimCounters {
+    /// Context switches as Linux counts them (`nvcsw + nivcsw`): the same meaning as the real
+    /// engine's perf `context-switches` event or `getrusage`.
+    pub fn context_switches(&self) -> u64 {
+        self.voluntary_switches + self.involuntary_switches
+    }
+
     /// Line transfers of every kind (the simulator's stand-in for cache misses).
     pub fn transfers(&self) -> u64 {
         self.load_from_modified
@@ -156,7 +170,9 @@ impl SimCounters {
             futex_sleeps: d.futex_sleeps,
             futex_wakes: d.futex_wakes,
             preemptions: d.preemptions,
-            context_switches: d.context_switches,
+            dispatches: d.dispatches,
+            voluntary_switches: d.voluntary_switches,
+            involuntary_switches: d.involuntary_switches,
             sleeps: d.sleeps,
         }
     }

@@ -115,11 +115,12 @@ pub struct CpuTime {
 }
 
 impl TrialResult {
-    /// The workers' context switches: perf events or getrusage on the real engine, the
-    /// simulator's dispatches on the simulated one.
+    /// The workers' context switches as Linux counts them (every time a worker left its core,
+    /// voluntarily or not): perf events or getrusage on the real engine, the simulator's count
+    /// of the same events on the simulated one (not its run-queue dispatches).
     pub fn ctx_switches(&self) -> Option<u64> {
         match &self.sim {
-            Some(s) => Some(s.counters.context_switches),
+            Some(s) => Some(s.counters.context_switches()),
             None => self.counters.ctx_switches().0,
         }
     }

@@ -54,7 +54,7 @@ fn determinism_same_seed_same_counters() {
     assert_eq!(a.report.fingerprint(), b.report.fingerprint());
     let t = a.report.total();
     assert!(
-        t.futex_sleeps > 0 && t.context_switches > 0,
+        t.futex_sleeps > 0 && t.context_switches() > 0,
         "{}",
         a.report.summary()
     );

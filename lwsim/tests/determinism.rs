@@ -82,7 +82,11 @@ fn determinism_same_seed_same_counters() {
     let t = r.total();
     assert!(na > 0, "{}", r.summary());
     assert!(
-        t.futex_sleeps > 0 && t.futex_wakes > 0 && t.pauses > 0 && t.context_switches > 0,
+        t.futex_sleeps > 0
+            && t.futex_wakes > 0
+            && t.pauses > 0
+            && t.context_switches() > 0
+            && t.dispatches > 0,
         "{}",
         r.summary()
     );

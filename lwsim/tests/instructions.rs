@@ -43,7 +43,10 @@ fn charges_n_times_instruction_ns_exactly() {
     assert_eq!(d.busy_ps, 43 * 250);
     // Not a memory operation, not a PAUSE, not an OS event.
     assert_eq!((d.ops, d.pauses, d.fills, d.line_wait_ps), (0, 0, 0, 0));
-    assert_eq!((d.context_switches, d.preemptions, d.yields), (0, 0, 0));
+    assert_eq!(
+        (d.context_switches(), d.dispatches, d.preemptions, d.yields),
+        (0, 0, 0, 0)
+    );
 }
 
 #[test]

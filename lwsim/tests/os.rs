@@ -212,8 +212,15 @@ fn time_slices_and_context_switches() {
     // 100 ms each in 12 ms slices: 8 full slices each, then 4 ms to finish.
     let work = 200_000_000_000u64;
     assert_eq!(t.preemptions, 2 * (work / 2 / slice), "{}", r.summary());
-    assert_eq!(t.context_switches, t.preemptions + 1, "{}", r.summary()); // + the exit hand-off
-    assert_eq!(r.end_ps, work + t.context_switches * cs, "{}", r.summary());
+    assert_eq!(t.dispatches, t.preemptions + 1, "{}", r.summary()); // + the exit hand-off
+    assert_eq!(r.end_ps, work + t.dispatches * cs, "{}", r.summary());
+    // As Linux counts them: each preemption an involuntary switch, the exit none.
+    assert_eq!(
+        (t.voluntary_switches, t.involuntary_switches),
+        (0, t.preemptions),
+        "{}",
+        r.summary()
+    );
 }
 
 /// One core: a waiter sleeps on a futex, a thread `R` starts computing (in 1 us steps) on the
@@ -329,7 +336,8 @@ fn sched_yield_hands_over_within_the_wakeup_granularity() {
         .join()
         .unwrap();
     });
-    assert_eq!((r.total().yields, r.total().context_switches), (10, 0));
+    let t = r.total();
+    assert_eq!((t.yields, t.context_switches(), t.dispatches), (10, 0, 0));
     assert_eq!(r.end_ps, 10 * syscall);
 
     let runs = Arc::new(Mutex::new(Vec::new()));

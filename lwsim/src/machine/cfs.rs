@@ -67,6 +67,14 @@
 //!   to FUTEX_WAKE as under the kernel's hash-bucket lock, so the compare sees every store ordered
 //!   before its access. FUTEX_WAKE costs the waker `futex_wake` (`syscall` if it wakes nobody) and
 //!   makes each woken thread runnable `wake_to_run` after the call began.
+//! * **Context switches** are counted twice. As Linux counts them (`__schedule` in
+//!   kernel/sched/core.c: `nvcsw` when the leaving task blocks, `nivcsw` when it is still
+//!   runnable, and only when another task, or the idle task, takes the core):
+//!   `voluntary_switches` each time a thread blocks (a FUTEX_WAIT that sleeps, a timed sleep, an
+//!   idle wait), `involuntary_switches` each preemption (slice end or a wakeup's request) and
+//!   each `sched_yield` that runs another thread; a preemption or yield after which the same
+//!   thread goes on counts nothing. And `dispatches`: a queued thread put on a core, the event
+//!   that pays `context_switch` (a thread woken onto an idle core is not dispatched).
 //! * **CPU busy and idle**: a core is *busy* while a thread is on it, whatever the thread does
 //!   (computing, spinning on a lock word, waiting for a line, in a system call's cost, switching
 //!   in: CPU time as `top` shows it), and *idle* while none is: from the moment its thread
@@ -258,6 +266,7 @@ impl Cfs {
             return false;
         }
         m.counters[c].preemptions += 1;
+        m.counters[c].involuntary_switches += 1;
         self.requeue_running(m, id, c, clock);
         self.dispatch(m, c, clock);
         true
@@ -537,7 +546,7 @@ impl Cfs {
         core.run_start = clock;
         core.resched = false;
         self.update_min_vruntime(m, c, clock);
-        m.counters[c].context_switches += 1;
+        m.counters[c].dispatches += 1;
         m.counters[c].busy_ps += cs;
         m.lower_horizon(n);
     }
@@ -588,6 +597,9 @@ impl Scheduler<Machine> for Cfs {
         let Some(n) = self.pick_queued(m, c, at) else {
             return false;
         };
+        // A yield that runs another thread is an involuntary switch (`__schedule` counts
+        // `nivcsw` for a task that is still runnable).
+        m.counters[c].involuntary_switches += 1;
         self.requeue_running(m, id, c, at);
         self.run_on(m, c, n, at);
         true

@@ -41,8 +41,18 @@ pub struct CoreCounters {
     pub yields: u64,
     /// Threads preempted at the end of their slice on this core.
     pub preemptions: u64,
-    /// Dispatches of a queued thread onto this core.
-    pub context_switches: u64,
+    /// Dispatches of a queued thread onto this core (each pays `context_switch`): a thread
+    /// woken onto an idle core, or one that blocks with nothing queued, is not dispatched.
+    /// Before the Linux-style count below this counter was named `context_switches`.
+    pub dispatches: u64,
+    /// Voluntary context switches, as Linux's `nvcsw` counts them: a thread left this core
+    /// because it blocked (a FUTEX_WAIT that slept, a timed sleep, an idle wait), whether
+    /// another thread or the idle task took the core.
+    pub voluntary_switches: u64,
+    /// Involuntary context switches, as Linux's `nivcsw` counts them: a thread left this core
+    /// still runnable (preempted at its slice's end or by a wakeup, or a `sched_yield` that
+    /// ran another thread). A preemption or yield after which the same thread runs on is none.
+    pub involuntary_switches: u64,
     /// Queued threads this core pulled from a busier run queue in a periodic balance.
     pub balance_pulls: u64,
 }
@@ -75,7 +85,14 @@ impl CoreCounters {
         self.yields += o.yields;
         self.preemptions += o.preemptions;
         self.balance_pulls += o.balance_pulls;
-        self.context_switches += o.context_switches;
+        self.dispatches += o.dispatches;
+        self.voluntary_switches += o.voluntary_switches;
+        self.involuntary_switches += o.involuntary_switches;
+    }
+    /// Context switches as Linux counts them (`nvcsw + nivcsw`, what `getrusage` and perf's
+    /// `context-switches` event report): every time a thread left its core, voluntarily or not.
+    pub fn context_switches(&self) -> u64 {
+        self.voluntary_switches + self.involuntary_switches
     }
 }
 
@@ -174,7 +191,7 @@ impl Report {
     pub fn summary(&self) -> String {
         let t = self.total();
         format!(
-            "{} cores={} threads={} virtual={:.3}ms ops={} transfers={} (lfm {} lfs {} rfo {} inv {} fill {}) line_wait={:.3}ms futex sleeps={} wakes={} sleeps={} preemptions={} ctx={} | real {:.2}s, {:.2} M events/s, {} steps",
+            "{} cores={} threads={} virtual={:.3}ms ops={} transfers={} (lfm {} lfs {} rfo {} inv {} fill {}) line_wait={:.3}ms futex sleeps={} wakes={} sleeps={} preemptions={} switches={} (voluntary {} involuntary {}) dispatches={} | real {:.2}s, {:.2} M events/s, {} steps",
             self.profile,
             self.cores,
             self.threads,
@@ -191,7 +208,10 @@ impl Report {
             t.futex_wakes,
             t.sleeps,
             t.preemptions,
-            t.context_switches,
+            t.context_switches(),
+            t.voluntary_switches,
+            t.involuntary_switches,
+            t.dispatches,
             self.real.as_secs_f64(),
             self.events_per_sec() / 1e6,
             self.steps
@@ -222,7 +242,9 @@ impl CoreCounters {
             yields: d(self.yields, earlier.yields),
             preemptions: d(self.preemptions, earlier.preemptions),
             balance_pulls: d(self.balance_pulls, earlier.balance_pulls),
-            context_switches: d(self.context_switches, earlier.context_switches),
+            dispatches: d(self.dispatches, earlier.dispatches),
+            voluntary_switches: d(self.voluntary_switches, earlier.voluntary_switches),
+            involuntary_switches: d(self.involuntary_switches, earlier.involuntary_switches),
         }
     }
 }

@@ -33,6 +33,18 @@ pub fn thread_exit() {
     });
 }
 
+/// The running task `id` blocks: it leaves its core, a voluntary context switch as Linux's
+/// `__schedule` counts one (`nvcsw`, for a task that is no longer runnable) whether another
+/// thread or the idle task takes the core. The supervisor has no core and counts none; a
+/// thread's exit is not counted either (the kernel adds an exiting thread's counts to its
+/// process's before its last switch).
+fn block(m: &mut super::Machine, id: usize) {
+    if let Some(c) = m.tasks[id].core {
+        m.counters[c as usize].voluntary_switches += 1;
+    }
+    m.with_os(|os, m| os.leave_core(m, id));
+}
+
 /// A timed sleep of `ps` picoseconds.
 pub fn sleep(ps: u64) {
     off_core(ps, true);
@@ -56,7 +68,7 @@ fn off_core(ps: u64, timed: bool) {
         }
         m.advance(m.costs[cost::SYSCALL]);
         let supervisor = m.tasks[id].supervisor;
-        m.with_os(|os, m| os.leave_core(m, id));
+        block(m, id);
         let slack = if timed { m.costs[cost::TIMER_SLACK] } else { 0 };
         let t = &mut m.tasks[id];
         t.clock += ps + slack;
@@ -103,7 +115,7 @@ pub fn futex_wait(word: &std::sync::atomic::AtomicU32, expected: u32) {
         m.counters[a].futex_sleeps += 1;
         m.futexes.entry(addr).or_default().push_back(id);
         m.tasks[id].parked = true;
-        m.with_os(|os, m| os.leave_core(m, id));
+        block(m, id);
         true
     });
     if slept == Some(true) {
