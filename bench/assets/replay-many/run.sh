@@ -34,6 +34,9 @@ part() {
     # pgbench's TPC-B-like default: the clog-group family applies here (the CLOG is written).
     T) "$B" "${common[@]}" "${ten[@]}" "${T[@]}" --locks "$ATOMIC" --threads 8,36,72,216 --out "$D/T" ;;
     T-spin) "$B" "${common[@]}" "${ten[@]}" "${T[@]}" --locks "$SPIN" --threads 8,36,72 --out "$D/T-spin" ;;
+    # The 8-socket profile (160 hardware threads): -S at up to 3x its threads.
+    S8) "$B" --engine sim --platform xeon-8s-westmere-ex --jobs "$JOBS" --seed 1 "${ten[@]}" "${S[@]}" \
+        --locks "$ATOMIC" --threads 16,80,160,480 --out "$D/S8" ;;
     # The structural option (the sensitivity arm), at the largest client count: a plain
     # store's grant opens no residency window (only an RMW's does); five seeds.
     S-residency0) "$B" "${common[@]}" "${S[@]}" --trials 5 --set residency_after_store=0 \
@@ -41,10 +44,10 @@ part() {
     N-residency0) "$B" "${common[@]}" "${N[@]}" --trials 5 --set residency_after_store=0 \
         --locks "$ATOMIC" --threads 216 --out "$D/N-residency0" ;;
     *)
-        echo "run.sh: unknown part '$1' (S, N, S-spin, N-spin, T, T-spin, S-residency0, N-residency0)" >&2
+        echo "run.sh: unknown part '$1' (S, N, S-spin, N-spin, T, T-spin, S8, S-residency0, N-residency0)" >&2
         exit 2
         ;;
     esac
 }
-if [ $# -eq 0 ]; then set -- N S S-spin N-spin T T-spin N-residency0 S-residency0; fi
+if [ $# -eq 0 ]; then set -- N S S-spin N-spin T T-spin S8 N-residency0 S-residency0; fi
 for p in "$@"; do part "$p"; done
