@@ -54,7 +54,7 @@
 //!   left running, every CLOG commit is in the CLOG, the null-x counter equals its exclusive
 //!   sections, no buffer pin is left, and every snapshot's running xids lie in `[xmin, xmax)`;
 //!   `pin-vm` counted one map read per transaction, each found its page all-visible, and the map
-//!   word is unchanged; `pgbench-write-status` did [`status_reads`] lookups per transaction, each
+//!   word is unchanged; `pgbench-write-status` did [`status_reads_at`] lookups per transaction, each
 //!   read a valid status, and each thread saw its own previous commit committed; no
 //!   `pgbench_accounts` page is left pinned.
 
@@ -74,9 +74,7 @@ pub mod trace;
 mod worker;
 
 pub use info::{Counted, Info};
-pub use pgbench::{
-    status_reads, status_reads_at, status_reads_total, status_reads_total_at, STATUS_READS_PER_100,
-};
+pub use pgbench::{status_reads_at, status_reads_total_at, STATUS_READS_PER_100};
 pub use section_check::{SectionCheck, CHECK_EVERY};
 pub use table::Workload;
 pub use worker::{Worker, WorkerConfig};

@@ -29,21 +29,10 @@ use crate::snapshot::Outcome;
 /// sweeps it.
 pub const STATUS_READS_PER_100: u64 = 5762;
 
-/// The lookups of the transaction numbered `txn` (from 0) of a worker at the default count: 57
-/// or 58, so that any hundred consecutive transactions from the first do
-/// [`STATUS_READS_PER_100`] exactly.
-pub fn status_reads(txn: u64) -> u64 {
-    status_reads_at(STATUS_READS_PER_100, txn)
-}
-
-/// The lookups of a worker's first `txns` transactions at the default count.
-pub fn status_reads_total(txns: u64) -> u64 {
-    status_reads_total_at(STATUS_READS_PER_100, txns)
-}
-
-/// The lookups of the transaction numbered `txn` at `per_100` lookups per hundred transactions
-/// (`--status-lookups`): `per_100 / 100` or one more, so that any hundred consecutive
-/// transactions from the first do `per_100` exactly.
+/// The lookups of the transaction numbered `txn` (from 0) of a worker at `per_100` lookups per
+/// hundred transactions (`--status-lookups`): `per_100 / 100` or one more (57 or 58 at the
+/// default [`STATUS_READS_PER_100`]), so that any hundred consecutive transactions from the
+/// first do `per_100` exactly.
 pub fn status_reads_at(per_100: u64, txn: u64) -> u64 {
     (txn + 1) * per_100 / 100 - txn * per_100 / 100
 }

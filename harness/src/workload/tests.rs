@@ -253,7 +253,11 @@ fn pgbench_write_status_looks_up_recent_xids_under_the_clog_lock_shared() {
     }
     assert_eq!(w.ops, 100 * 13 + STATUS_READS_PER_100);
     assert_eq!(
-        (status_reads(0), status_reads(1), status_reads(99)),
+        (
+            status_reads_at(STATUS_READS_PER_100, 0),
+            status_reads_at(STATUS_READS_PER_100, 1),
+            status_reads_at(STATUS_READS_PER_100, 99),
+        ),
         (57, 58, 58)
     );
     assert_eq!(w.bad_reads, 0);
@@ -377,7 +381,10 @@ fn the_rows_lock_counts_are_what_a_transaction_takes() {
             want.iter().map(|&(t, m, n)| ((t, m), n * 10)).collect();
         if wl == Workload::PgbenchWriteStatus {
             // 10 transactions from the first: 576 lookups (57.62 each, rounded down).
-            want.insert(("XactSLRU", "shared"), status_reads_total(10));
+            want.insert(
+                ("XactSLRU", "shared"),
+                status_reads_total_at(STATUS_READS_PER_100, 10),
+            );
         }
         assert_eq!(got, want, "{}", wl.name());
     }
