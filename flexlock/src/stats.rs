@@ -61,7 +61,7 @@ impl Counters {
     pub(crate) fn bump(&self, which: Stat, n: u64) {
         #[cfg(feature = "stats")]
         if n != 0 {
-            self.counts[which as usize].fetch_add(n, lwlock::sync::Ordering::Relaxed);
+            lwlock::sync::stat_add(&self.counts[which as usize], n);
         }
         #[cfg(not(feature = "stats"))]
         let _ = (which, n);
@@ -73,8 +73,7 @@ impl Counters {
         self.bump(Stat::Groups, 1);
         self.bump(Stat::GroupOps, size);
         #[cfg(feature = "stats")]
-        self.max_group
-            .fetch_max(size, lwlock::sync::Ordering::Relaxed);
+        lwlock::sync::stat_max(&self.max_group, size);
     }
 
     /// A snapshot, or `None` without the `stats` feature.

@@ -65,12 +65,13 @@ impl StatsCounters {
         }
     }
 
-    /// Adds `n` to a counter (Relaxed: statistics order nothing).
+    /// Adds `n` to a counter ([`crate::sync::stat_add`]: Relaxed, and not charged to a simulated
+    /// machine).
     #[inline(always)]
     pub(crate) fn bump(&self, which: Stat, n: u64) {
         #[cfg(feature = "stats")]
         if n != 0 {
-            self.counts[which as usize].fetch_add(n, crate::sync::Ordering::Relaxed);
+            crate::sync::stat_add(&self.counts[which as usize], n);
         }
         #[cfg(not(feature = "stats"))]
         let _ = (which, n);

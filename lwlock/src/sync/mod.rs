@@ -96,6 +96,31 @@ pub fn stat_load(counter: &AtomicU64) -> u64 {
     counter.load(Ordering::Relaxed)
 }
 
+/// Adds `n` to a statistics counter (Relaxed: statistics order nothing). Under lwsim the
+/// increment is not charged to the simulated machine, for the reason [`stat_load`]'s reads are
+/// not: PostgreSQL's `LWLOCK_STATS` counters live in each backend's private memory
+/// (`get_lwlock_stats_entry` in `lwlock.c`), so counting an acquire moves no cache line. Charged,
+/// every counted acquire would add a read-modify-write on the lock's own line (the counters sit
+/// in the lock), another transfer for each waiter in the simulated convoy: the simulated figures
+/// of a `stats` build would measure the counters as much as the lock.
+#[inline(always)]
+pub fn stat_add(counter: &AtomicU64, n: u64) {
+    #[cfg(lwsim)]
+    counter.as_std().fetch_add(n, Ordering::Relaxed);
+    #[cfg(not(lwsim))]
+    counter.fetch_add(n, Ordering::Relaxed);
+}
+
+/// Raises a statistics counter to at least `v` (Relaxed), uncharged under lwsim as
+/// [`stat_add`] is.
+#[inline(always)]
+pub fn stat_max(counter: &AtomicU64, v: u64) {
+    #[cfg(lwsim)]
+    counter.as_std().fetch_max(v, Ordering::Relaxed);
+    #[cfg(not(lwsim))]
+    counter.fetch_max(v, Ordering::Relaxed);
+}
+
 /// The [`clock_nanos`] deadline `timeout` from now (saturating: a timeout too long to represent
 /// is a wait without end).
 pub fn deadline_after(timeout: ::std::time::Duration) -> u64 {
