@@ -5,7 +5,9 @@
 //!
 //! Usage: `cargo run -p bench --example shape_counts [-- TRACES_DIR]` (default `bench/traces`).
 
-use lwbench::shapes::{mismatches, pg, shape, PerTxn, Why, DIFFERENCES, GROUPS};
+use lwbench::shapes::{
+    mismatches, pg, shape, PerTxn, Why, DIFFERENCES, ERA_DIFFERENCES, GROUPS, WAL_INSERT_LOCK_ERA,
+};
 use lwharness::workload::Workload;
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -67,6 +69,14 @@ fn main() {
             Why::NotModelled(e) => println!("* `{name}` {t} {m}: {e}"),
         }
     }
+    println!(
+        "\nEra differences with `--era-traffic` (addition, tranche, mode, per transaction: why):\n"
+    );
+    for (e, t, m, v, why) in ERA_DIFFERENCES {
+        let (Why::Era(w) | Why::NotModelled(w)) = why;
+        println!("* `{}` {t} {m}, {}: {w}", e.name(), fmt(Some(v)));
+    }
+    println!("* `walinsertlock` WALInsert exclusive, the same count: {WAL_INSERT_LOCK_ERA}");
     for b in &bad {
         eprintln!("mismatch: {b}");
     }

@@ -190,6 +190,12 @@ pub struct Args {
     /// `status_lookups`.
     #[arg(long, value_parser = parse::parse_status_lookups, value_name = "X")]
     pub status_lookups: Option<u32>,
+    /// `pgbench-n`'s busy work inside the WAL insertion lock per WAL record, in --work's steps
+    /// (about 1 ns each), 0 to 1000000 (default 1000, an assumption): the record's copy into the
+    /// WAL buffers, taken out of --work (the transaction's CPU is unchanged). Refused with any
+    /// other workload. With --experiment, it replaces the file's `wal_hold`.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=1_000_000), value_name = "STEPS")]
+    pub wal_hold: Option<u32>,
     /// Proc-array layouts, comma-separated: padded (≤ 9.1 PGPROC), pgxact (9.2–13), dense
     /// (14+), or all. Applies to the workloads that use the proc array.
     #[arg(long, value_delimiter = ',', default_value = "dense", value_parser = parse_layout)]
@@ -198,10 +204,12 @@ pub struct Args {
     /// shared (one computes, others copy), or all. Applies to the workloads that take snapshots.
     #[arg(long, value_delimiter = ',', default_value = "scan", value_parser = parse_strategy)]
     pub snapshot: Vec<Vec<Strategy>>,
-    /// 9.1's shared traffic added to the `select-*` shapes, comma-separated: sinval
-    /// (`SIGetDataEntries`: SInvalReadLock shared + the msgnumLock spinlock, 4 per transaction),
-    /// freelist (the lock tables' dynahash freelist spinlocks, per entry created or removed),
-    /// all, or none. Other workloads ignore it. With --experiment, it replaces the file's
+    /// An older release's shared traffic, comma-separated. For the `select-*` shapes, 9.1's:
+    /// sinval (`SIGetDataEntries`: SInvalReadLock shared + the msgnumLock spinlock, 4 per
+    /// transaction), freelist (the lock tables' dynahash freelist spinlocks, per entry created
+    /// or removed). For pgbench-n, 9.2's: walinsertlock (one WALInsertLock for every WAL
+    /// record, 9.1-9.3, instead of 9.4+'s eight), nomultixact (no MultiXactGenLock in
+    /// heap_update, before 9.3). Or all, or none. Other workloads ignore it. With --experiment, it replaces the file's
     /// `era_traffic` (for the with/without arms).
     #[arg(long, default_value = "none", value_parser = EraTraffic::parse, value_name = "ADDITION[,ADDITION]")]
     pub era_traffic: EraTraffic,
@@ -438,6 +446,18 @@ pub(crate) fn check_selection(args: &Args) {
             );
         }
     }
+    if let Some(x) = args.wal_hold {
+        if let Some(w) = args.workload.iter().find(|&&w| w != Workload::PgbenchN) {
+            usage_error(
+                "--wal-hold <STEPS>",
+                &x.to_string(),
+                &format!(
+                    "workload {} has no WAL records: --wal-hold applies to pgbench-n only",
+                    w.name()
+                ),
+            );
+        }
+    }
     if let Some(x) = args.status_lookups {
         if let Some(w) = args
             .workload
@@ -505,6 +525,12 @@ pub(crate) fn check_selection(args: &Args) {
 }
 
 impl Args {
+    /// `pgbench-n`'s busy work per WAL record inside its lock: `--wal-hold`, or the default.
+    pub fn wal_hold(&self) -> u32 {
+        self.wal_hold
+            .unwrap_or(lwharness::workload::DEFAULT_WAL_HOLD)
+    }
+
     /// `pgbench-write-status`'s status lookups per hundred transactions: `--status-lookups`,
     /// or the shape's default.
     pub fn status_lookups_per_100(&self) -> u64 {
@@ -550,6 +576,8 @@ pub struct Given {
     pub idle: bool,
     /// `--status-lookups`.
     pub status_lookups: bool,
+    /// `--wal-hold`.
+    pub wal_hold: bool,
 }
 
 /// Turns an experiment into the sweep's arguments: workloads, locks, clients, work, layout
@@ -573,6 +601,9 @@ pub fn apply_experiment(exp: &crate::experiment::Experiment, args: &mut Args, gi
     }
     if !given.status_lookups {
         args.status_lookups = exp.status_lookups;
+    }
+    if !given.wal_hold {
+        args.wal_hold = exp.wal_hold;
     }
     if !exp.layouts.is_empty() {
         args.layout = vec![exp.layouts.clone()];

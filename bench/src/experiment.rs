@@ -105,6 +105,10 @@ pub struct WorkloadSpec {
     /// lookups per transaction, a number with at most two decimal places (`10`, `57.62`);
     /// `--status-lookups` on the command line replaces it. Only with `pgbench-write-status`.
     pub status_lookups: Option<toml::Value>,
+    /// `--wal-hold` (default: `lwharness::workload::DEFAULT_WAL_HOLD`): `pgbench-n`'s busy work
+    /// inside the WAL insertion lock per record, in `--work`'s steps, an integer 0 to 1000000;
+    /// `--wal-hold` on the command line replaces it. Only with `pgbench-n`.
+    pub wal_hold: Option<toml::Value>,
 }
 
 /// `[sim]` and `[real]`: trial lengths on one engine.
@@ -174,6 +178,8 @@ pub struct Experiment {
     pub idle: std::time::Duration,
     /// `workload.status_lookups` per hundred transactions, resolved (`None` when not given).
     pub status_lookups: Option<u32>,
+    /// `workload.wal_hold`, resolved (`None` when not given).
+    pub wal_hold: Option<u32>,
     /// The profile's description and hardware threads.
     pub profile_description: String,
     /// The profile's hardware threads.
@@ -379,6 +385,36 @@ pub fn check(path: &Path, file: File) -> Result<Experiment, FieldError> {
         }
         None => None,
     };
+    let wal_hold = match &w.wal_hold {
+        Some(v) => {
+            let x = match v {
+                toml::Value::Integer(i) if (0..=MAX_WAL_HOLD as i64).contains(i) => *i as u32,
+                other => {
+                    let got = match other {
+                        toml::Value::Integer(i) => i.to_string(),
+                        o => format!("a {}", o.type_str()),
+                    };
+                    return err(
+                        "workload.wal_hold",
+                        format!(
+                            "{got}: give an integer from 0 to {MAX_WAL_HOLD} (busy-work steps)"
+                        ),
+                    );
+                }
+            };
+            if let Some(o) = workloads.iter().find(|&&o| o != Workload::PgbenchN) {
+                return err(
+                    "workload.wal_hold",
+                    format!(
+                        "workload {} has no WAL records: wal_hold applies to pgbench-n only",
+                        o.name()
+                    ),
+                );
+            }
+            Some(x)
+        }
+        None => None,
+    };
     if file.clients.is_empty() {
         return err("clients", "empty: give at least one client count");
     }
@@ -544,8 +580,12 @@ pub fn check(path: &Path, file: File) -> Result<Experiment, FieldError> {
         era_traffic,
         idle,
         status_lookups,
+        wal_hold,
     })
 }
+
+/// The largest `--wal-hold` / `workload.wal_hold` (1 ms of busy work per record).
+pub const MAX_WAL_HOLD: u32 = 1_000_000;
 
 /// The profile's description from its file (the built-in ones by name).
 fn profile_description(name: &str, arg: &str) -> String {
@@ -775,7 +815,7 @@ fn table(exp: &Experiment, meta: &serde_json::Value, ours: &[Ours]) -> String {
         ));
     }
     s.push_str(&format!(
-        "- **Workload**: {} (`--work {}`{}{}{}{}{}{}{}). {}\n",
+        "- **Workload**: {} (`--work {}`{}{}{}{}{}{}{}{}). {}\n",
         f.workload.names.join(", "),
         f.workload.work,
         if f.workload.write_pct > 0 {
@@ -818,6 +858,11 @@ fn table(exp: &Experiment, meta: &serde_json::Value, ours: &[Ours]) -> String {
                     lwharness::workload::STATUS_READS_PER_100 as u32
                 ))
             .map_or(String::new(), |v| format!(", `--status-lookups {v}`")),
+        // As run (the command line may replace the file's).
+        meta["settings"]["wal_hold"]
+            .as_u64()
+            .filter(|&v| v != u64::from(lwharness::workload::DEFAULT_WAL_HOLD))
+            .map_or(String::new(), |v| format!(", `--wal-hold {v}`")),
         f.workload.shape.trim()
     ));
     s.push_str("- **Locks**:");
@@ -1124,6 +1169,17 @@ value = 7808.1
     }
 
     #[test]
+    fn wal_hold_resolves_for_pgbench_n() {
+        let text = GOOD.replacen(
+            "names = [\"pgbench-select\"]",
+            "names = [\"pgbench-n\"]\nwal_hold = 500",
+            1,
+        );
+        assert_eq!(check_str(&text).unwrap().wal_hold, Some(500));
+        assert_eq!(check_str(GOOD).unwrap().wal_hold, None);
+    }
+
+    #[test]
     fn errors_name_their_field() {
         let cases: &[(&str, &str, &str)] = &[
             ("lock = \"classic\"", "lock = \"foo\"", "locks[0].lock"),
@@ -1156,6 +1212,21 @@ value = 7808.1
                 "names = [\"pgbench-select\"]",
                 "names = [\"pgbench-select\"]\nidle = \"1500ns\"",
                 "workload.idle",
+            ),
+            (
+                "names = [\"pgbench-select\"]",
+                "names = [\"pgbench-n\"]\nwal_hold = -1",
+                "workload.wal_hold",
+            ),
+            (
+                "names = [\"pgbench-select\"]",
+                "names = [\"pgbench-n\"]\nwal_hold = \"1us\"",
+                "workload.wal_hold",
+            ),
+            (
+                "names = [\"pgbench-select\"]",
+                "names = [\"pgbench-select\"]\nwal_hold = 500",
+                "workload.wal_hold",
             ),
             ("metric = \"tps\"", "metric = \"qps\"", "seed[0].metric"),
             ("clients = 1\n", "clients = 3\n", "seed[0].clients"),

@@ -7,6 +7,7 @@ use crate::args::Args;
 use crate::engine_setup::SimSweep;
 use crate::report;
 use lwharness::engine::{self, Engine};
+use lwharness::era_traffic::EraTraffic;
 use lwharness::perf;
 use lwharness::registry::LockKind;
 use lwharness::runner::PointSpec;
@@ -109,15 +110,23 @@ impl Plan {
                                 sim: None,
                                 era: args.era_traffic,
                                 status_lookups_per_100: args.status_lookups_per_100(),
+                                wal_hold: args.wal_hold(),
                             },
                         });
                     }
                 }
             }
         }
-        if !args.era_traffic.is_none() && !args.workload.iter().any(|w| w.lmgr().is_some()) {
+        if !args.era_traffic.is_none()
+            && !args.workload.iter().any(|w| {
+                (w.lmgr().is_some() && !args.era_traffic.within(EraTraffic::SELECT).is_none())
+                    || (*w == Workload::PgbenchN
+                        && !args.era_traffic.within(EraTraffic::WRITE).is_none())
+            })
+        {
             notes.push(format!(
-                "note: --era-traffic {} applies to the select-* workloads only; none runs",
+                "note: --era-traffic {} applies to no workload of this run (sinval and freelist \
+                 to the select-* workloads, walinsertlock and nomultixact to pgbench-n)",
                 args.era_traffic.name()
             ));
         }
@@ -266,6 +275,10 @@ fn meta_json(args: &Args, probe: &perf::Probe, warmup: Duration) -> serde_json::
             "interleave": args.interleave,
             "time_every": args.time_every,
             "era_traffic": args.era_traffic.names(),
+            "wal_hold": args
+                .workload
+                .contains(&Workload::PgbenchN)
+                .then(|| args.wal_hold()),
         },
         "locks": LockKind::bench_locks().iter().map(|k| serde_json::json!({
             "name": k.name(), "description": k.description(), "project": k.is_project()

@@ -67,6 +67,7 @@ pub fn resolve(args: Vec<std::ffi::OsString>, base: Option<&Path>) -> Resolved {
                 era_traffic: given("era_traffic"),
                 idle: given("idle"),
                 status_lookups: given("status_lookups"),
+                wal_hold: given("wal_hold"),
             },
         );
         exp

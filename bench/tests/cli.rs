@@ -342,6 +342,35 @@ fn bad_input_exits_2_naming_the_argument() {
         ],
         &["--status-lookups", "replays its own status lookups"],
     );
+    for bad in ["1000001", "-1", "ten", "1.5"] {
+        let flag = format!("--wal-hold={bad}");
+        expect_usage_error(
+            &["--workload", "pgbench-n", flag.as_str(), "--out", o],
+            &["--wal-hold"],
+        );
+    }
+    expect_usage_error(
+        &[
+            "--workload",
+            "pgbench-n,pgbench-write",
+            "--wal-hold",
+            "500",
+            "--out",
+            o,
+        ],
+        &["--wal-hold", "pgbench-write has no WAL records"],
+    );
+    expect_usage_error(
+        &[
+            "--workload",
+            "pgbench-n",
+            "--era-traffic",
+            "walinsertlock,wal",
+            "--out",
+            o,
+        ],
+        &["--era-traffic", "'wal'", "walinsertlock, nomultixact"],
+    );
     // A file where the output directory should be: not creatable.
     std::fs::create_dir_all(&out).unwrap();
     let file = out.join("plain-file");

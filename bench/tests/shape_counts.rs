@@ -3,7 +3,7 @@
 //! trace's attempts per transaction in every row (within `TOLERANCE`) but the listed
 //! differences, and each listed difference is at its listed value.
 
-use lwbench::shapes::{mismatches, pg, shape, DIFFERENCES, GROUPS};
+use lwbench::shapes::{mismatches, mismatches_with_era, pg, shape, PerTxn, DIFFERENCES, GROUPS};
 use lwharness::workload::Workload;
 use std::path::PathBuf;
 
@@ -116,12 +116,73 @@ fn each_era_addition_adds_exactly_its_count_per_transaction() {
     }
     for w in [Workload::PgbenchSelect, Workload::PgbenchN] {
         assert_eq!(
-            shape_with(w, EraTraffic::ALL),
+            shape_with(w, EraTraffic::SELECT),
             (shape(w), EraSpins::default()),
             "{}",
             w.name()
         );
     }
+    assert_eq!(
+        shape_with(Workload::PgbenchSelect, EraTraffic::ALL),
+        (shape(Workload::PgbenchSelect), EraSpins::default())
+    );
+}
+
+/// `pgbench-n`'s exact acquisitions per transaction, PostgreSQL 15's (the default) and with
+/// 9.2's `--era-traffic walinsertlock,nomultixact`: MultiXactGen shared once (heap_update's
+/// `MultiXactIdSetOldestMember`, 9.3+) and 3 WAL records (WALInsert exclusive, either era: the
+/// era changes which lock, not how many); `nomultixact` removes MultiXactGen and nothing else,
+/// `walinsertlock` changes no count; the `select-*` additions change nothing.
+#[test]
+fn pgbench_n_counts_with_and_without_the_era() {
+    use lwbench::shapes::shape_with;
+    use lwharness::era_traffic::EraTraffic;
+    let row = |t: &str, m: &str| (t.to_string(), m.to_string());
+    let want: PerTxn = [
+        (row("ProcArray", "shared"), 6.0),
+        (row("ProcArray", "exclusive"), 1.0),
+        (row("XidGen", "exclusive"), 1.0),
+        (row("BufferMapping", "shared"), 10.0),
+        (row("BufferContent", "shared"), 8.0),
+        (row("BufferContent", "exclusive"), 2.0),
+        (row("LockFastPath", "exclusive"), 8.0),
+        (row("LockManager", "exclusive"), 2.0),
+        (row("MultiXactGen", "shared"), 1.0),
+        (row("WALInsert", "exclusive"), 3.0),
+        (row("XactSLRU", "exclusive"), 1.0),
+    ]
+    .into_iter()
+    .collect();
+    let w = Workload::PgbenchN;
+    assert_eq!(shape(w), want);
+    let mut era = want.clone();
+    era.remove(&row("MultiXactGen", "shared"));
+    for (e, got) in [
+        (EraTraffic::WAL_INSERT_LOCK, &want),
+        (EraTraffic::NO_MULTIXACT, &era),
+        (EraTraffic::WRITE, &era),
+        (EraTraffic::ALL, &era),
+        (EraTraffic::SELECT, &want),
+    ] {
+        assert_eq!(&shape_with(w, e).0, got, "{}", e.name());
+    }
+    // Against PostgreSQL 15: with 9.2's era, MultiXactGen is the listed era difference and
+    // passes; without the era's allowance it is a mismatch; a wrong WAL count is caught.
+    let real = pg(&traces().join("pg15-N-c1")).unwrap();
+    let (got, _) = shape_with(w, EraTraffic::WRITE);
+    assert!(mismatches_with_era("pgbench-n", &got, &real, EraTraffic::WRITE).is_empty());
+    let bad = mismatches("pgbench-n", &got, &real);
+    assert!(
+        bad.len() == 1 && bad[0].contains("MultiXactGen shared"),
+        "{bad:?}"
+    );
+    let mut two = shape(w);
+    *two.get_mut(&row("WALInsert", "exclusive")).unwrap() = 2.0;
+    let bad = mismatches("pgbench-n", &two, &real);
+    assert!(
+        bad.len() == 1 && bad[0].contains("WALInsert exclusive"),
+        "{bad:?}"
+    );
 }
 
 /// With every addition, the `select-*` shapes still match PostgreSQL 15's `-S` trace but the
@@ -129,7 +190,7 @@ fn each_era_addition_adds_exactly_its_count_per_transaction() {
 /// skips its locks when no message is queued); a wrong sinval count is caught.
 #[test]
 fn the_era_shapes_differ_from_postgresql_15_only_in_sinval() {
-    use lwbench::shapes::{mismatches_with_era, shape_with};
+    use lwbench::shapes::shape_with;
     use lwharness::era_traffic::EraTraffic;
     let real = pg(&traces().join("pg15-S-c1")).unwrap();
     for name in ["select-lmgr", "select-fastpath", "select-lazy-vxid"] {

@@ -135,6 +135,14 @@ impl<F: LockFamily> AccountsPages<F> {
     /// read of the page (an exclusive hold also writes it, as `heap_update` writes its tuple's
     /// header). Returns the LWLock operations done (2) and the word read.
     pub fn access(&self, id: PageId, exclusive: bool) -> (u64, u64) {
+        self.access_with(id, exclusive, || {})
+    }
+
+    /// [`AccountsPages::access`], running `inside` while an exclusive content lock is held
+    /// (what a write does in its critical section: `heap_update`'s and `heap_insert`'s WAL
+    /// record); a shared access runs it after.
+    #[inline]
+    pub fn access_with(&self, id: PageId, exclusive: bool, inside: impl FnOnce()) -> (u64, u64) {
         let i = Self::index(id);
         let buf = &self.bufs[i];
         self.mapping[self.partition(i)].shared(|ent| {
@@ -146,13 +154,16 @@ impl<F: LockFamily> AccountsPages<F> {
         let v = if exclusive {
             buf.content.exclusive(|p| {
                 *p = p.wrapping_add(1);
+                inside();
                 *p
             })
         } else {
-            buf.content.shared(|p| {
+            let v = buf.content.shared(|p| {
                 touch(p as *const u64, 8, false);
                 *p
-            })
+            });
+            inside();
+            v
         };
         // Release: the page's accesses happen before the unpin that a later check reads.
         buf.refcount.fetch_sub(1, Ordering::Release);

@@ -130,6 +130,7 @@ mod tests {
             sim: None,
             era: crate::era_traffic::EraTraffic::NONE,
             status_lookups_per_100: crate::workload::STATUS_READS_PER_100,
+            wal_hold: crate::workload::DEFAULT_WAL_HOLD,
         };
         // A loaded machine may not run the worker inside a 50 ms window: up to five trials, the
         // first whose window saw work (the bounds below hold on any trial).
@@ -178,6 +179,7 @@ mod tests {
             sim: None,
             era: crate::era_traffic::EraTraffic::NONE,
             status_lookups_per_100: crate::workload::STATUS_READS_PER_100,
+            wal_hold: crate::workload::DEFAULT_WAL_HOLD,
         };
         // A loaded machine may not run the workers and the sampler inside a 30 ms window: up to
         // five trials, the first whose window saw work and a sampling pass (the bounds below

@@ -46,6 +46,9 @@ pub struct PointSpec {
     /// (`--status-lookups`; [`workload::STATUS_READS_PER_100`] by default, which allocates
     /// nothing; other workloads must leave it at the default).
     pub status_lookups_per_100: u64,
+    /// `pgbench-n`'s busy work inside the WAL insertion lock per record (`--wal-hold`;
+    /// [`workload::DEFAULT_WAL_HOLD`] by default; other workloads ignore it).
+    pub wal_hold: u32,
 }
 
 /// The label of a sample of a thread that was not waiting (pg_stat_activity's empty row).
@@ -349,7 +352,8 @@ pub(crate) fn run_protocol<F: LockFamily, E: TrialEngine>(
     let procs = spec.procs.max(threads);
     let shared = Arc::new(
         Shared::<F>::with_era(spec.workload, procs, spec.layout, spec.era)
-            .with_status_lookups(spec.status_lookups_per_100),
+            .with_status_lookups(spec.status_lookups_per_100)
+            .with_wal_hold(spec.wal_hold),
     );
     engine.watch(
         "ProcArrayLock",

@@ -20,7 +20,7 @@
 //! | `pgbench-select` | `pgbench -S`: the statement's 2 snapshots, the account's primary-key lookup (root, internal page, leaf, heap page, each `ReadBuffer`'s mapping partition shared and the content lock shared; [`crate::buffer_pool`]), `--work` | 2 + 4 + 4 shared |
 //! | `pgbench-write` | `pgbench -N` at the lock level: 2 snapshots per statement (6), the xid under XidGenLock, `--work`, CLOG commit, end of transaction | 6 shared + 3 exclusive (XidGen, XactSLRU, ProcArrayLock) |
 //! | `pgbench-write-status` | pgbench's TPC-B-like transaction at the lock level: 10 snapshots, the xid, [`STATUS_READS_PER_100`] ÷ 100 `TransactionIdGetStatus` lookups of recent xids under the CLOG lock shared (PostgreSQL 15's trace; `--status-lookups` sets another count), each with its SLRU slot search, before `--work`; CLOG commit, end | 10 + 57.62 shared + 3 exclusive |
-//! | `pgbench-n` | `pgbench -N` statement by statement: each statement's 2 snapshots and relation locks (fast path), the accounts lookups, the xid and its lock, the heap page and `pgbench_history`'s page exclusive, `--work` in four parts, CLOG commit, end, the locks' release | 6 + 10 + 8 shared + 15 exclusive |
+//! | `pgbench-n` | `pgbench -N` statement by statement: each statement's 2 snapshots and relation locks (fast path), the accounts lookups, the xid and its lock, the heap page exclusive with `heap_update`'s MultiXactGenLock shared and WAL record inside, `pgbench_history`'s page exclusive with its WAL record, the commit record, `--work` in four parts (less the WAL records' holds), CLOG commit, end, the locks' release; `--era-traffic walinsertlock,nomultixact` for 9.2 | 6 + 10 + 8 shared + 1 shared + 15 exclusive + 3 WAL exclusive |
 //! | `pin` | pin a hot buffer (atomic refcount in its header), read it under its content lock shared, `--work` (the page's tuples, processed with the lock released), unpin | 1 shared |
 //! | `pin-held` | the same read and `--work`, the pin kept across accesses | 1 shared |
 //! | `pin-vm` | the hot page kept pinned; each read checks its visibility-map bit with no lock, then `--work` (seed 003's patch 3) | none |
@@ -72,12 +72,14 @@ mod steps;
 mod table;
 pub mod trace;
 mod worker;
+mod write_state;
 
 pub use info::{Counted, Info};
 pub use pgbench::{status_reads_at, status_reads_total_at, STATUS_READS_PER_100};
 pub use section_check::{SectionCheck, CHECK_EVERY};
 pub use table::Workload;
 pub use worker::{Worker, WorkerConfig};
+pub use write_state::{WriteState, DEFAULT_WAL_HOLD, NUM_XLOGINSERT_LOCKS, WAL_RECORDS_PER_N};
 
 use crate::buffer_pool::AccountsPages;
 use crate::bufmgr::HotPage;
@@ -194,6 +196,8 @@ enum Extra<F: LockFamily> {
     /// `pgbench-write-status`'s `TransactionIdGetStatus` lookups per hundred transactions
     /// (`--status-lookups`), where not [`STATUS_READS_PER_100`].
     StatusLookups(u64),
+    /// `pgbench-n`'s WAL insertion locks and MultiXactGenLock.
+    Write(WriteState<F>),
 }
 
 /// The locks and state `--era-traffic` adds to a `select-*` shape.
@@ -217,12 +221,15 @@ impl<F: LockFamily> Shared<F> {
         Self::with_era(workload, procs, layout, EraTraffic::NONE)
     }
 
-    /// [`Shared::new`], with 9.1's shared traffic `era` where the workload is a `select-*`
-    /// shape (`--era-traffic`; other workloads ignore it). With none, nothing more is
-    /// allocated, so the other shapes' simulated runs keep their layout.
+    /// [`Shared::new`], with an older release's differences `era` where the workload has them
+    /// (`--era-traffic`: a `select-*` shape its `sinval` and `freelist`, `pgbench-n` its
+    /// `walinsertlock` and `nomultixact`; other workloads ignore it). With none, a `select-*`
+    /// shape allocates nothing more, so the other shapes' simulated runs keep their layout.
     pub fn with_era(workload: Workload, procs: usize, layout: Layout, era: EraTraffic) -> Self {
         let era = if workload.lmgr().is_some() {
-            era
+            era.within(EraTraffic::SELECT)
+        } else if workload.writes_wal() {
+            era.within(EraTraffic::WRITE)
         } else {
             EraTraffic::NONE
         };
@@ -258,6 +265,7 @@ impl<F: LockFamily> Shared<F> {
             progress: (0..procs).map(|_| Default::default()).collect(),
             extra: match workload.trace() {
                 Some(t) => Some(Box::new(Extra::Replay(trace::Replay::new(t, procs)))),
+                None if workload.writes_wal() => Some(Box::new(Extra::Write(WriteState::new(era)))),
                 None if !era.is_none() => Some(Box::new(Extra::Era(EraState {
                     sinval: era.sinval().then(|| Sinval::new(procs)),
                     freelists: era.freelist().then(LockHashFreelists::default),
@@ -291,6 +299,25 @@ impl<F: LockFamily> Shared<F> {
         match self.extra.as_deref() {
             Some(Extra::StatusLookups(n)) => *n,
             _ => STATUS_READS_PER_100,
+        }
+    }
+
+    /// This state with `hold` steps of busy work inside the WAL insertion lock per
+    /// `pgbench-n` WAL record (`--wal-hold`) instead of [`DEFAULT_WAL_HOLD`]. Other workloads
+    /// have no WAL records: unchanged (the command line refuses `--wal-hold` on them).
+    pub fn with_wal_hold(mut self, hold: u32) -> Self {
+        if let Some(Extra::Write(st)) = self.extra.as_deref_mut() {
+            st.hold = hold;
+        }
+        self
+    }
+
+    /// `pgbench-n`'s WAL insertion locks and MultiXactGenLock (`pgbench-n` only).
+    #[inline]
+    pub fn write_state(&self) -> Option<&WriteState<F>> {
+        match self.extra.as_deref() {
+            Some(Extra::Write(st)) => Some(st),
+            _ => None,
         }
     }
 

@@ -10,9 +10,10 @@ use super::steps::{
     statement_snapshots, take_snapshot, SNAPSHOTS_PER_STATEMENT,
 };
 use super::worker::Worker;
+use super::write_state::{WriteState, WAL_RECORDS_PER_N};
 use super::{Shared, CLOG_PAGES};
 use crate::buffer_pool::PageId;
-use crate::locks::LockFamily;
+use crate::locks::{BenchLock, LockFamily};
 use crate::pgshared::{CLOG_XACTS_PER_PAGE, FIRST_NORMAL_XID, INVALID_XID, XACT_COMMITTED};
 use crate::snapshot::Outcome;
 
@@ -150,17 +151,37 @@ pub(super) fn check_write_status<F: LockFamily>(
     Ok(())
 }
 
+/// One WAL record: the backend's WAL insertion lock exclusive (`WALInsertLockAcquire`, or
+/// 9.1-9.3's `LWLockAcquire(WALInsertLock, LW_EXCLUSIVE)`), `hold` steps of busy work inside
+/// (the copy), the lock's record count moved.
+#[inline]
+fn wal_record<F: LockFamily>(n: &WriteState<F>, w: &mut Worker, hold: u32) {
+    n.wal_lock(w.slot).exclusive(|c| {
+        *c += 1;
+        w.busy(hold);
+    });
+    w.ops += 1;
+}
+
 /// `pgbench-n`: pgbench's simple-update script (`-N`) under read committed, statement by
 /// statement, with what each statement takes that the harness models:
 /// * `UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid`: its two
 ///   snapshots; the index scan's lookup of `aid` (root, internal page, leaf, heap page, all
 ///   shared); the xid at the first write (`GetNewTransactionId`, XidGenLock exclusive);
 ///   `heap_update` reading the heap page again (`ReadBuffer`: its mapping partition shared) and
-///   locking it exclusive.
+///   locking it exclusive; inside, `MultiXactIdSetOldestMember` (MultiXactGenLock shared, the
+///   transaction's first; 9.3+) and the update's WAL record.
 /// * `SELECT abalance FROM pgbench_accounts WHERE aid = :aid`: two snapshots, the lookup.
 /// * `INSERT INTO pgbench_history`: two snapshots, the table's target page (the last page,
-///   which every backend's `RelationGetBufferForTuple` shares until it fills) exclusive.
-/// * `END`: `--work`'s last part (the commit's WAL), the CLOG commit, `ProcArrayEndTransaction`.
+///   which every backend's `RelationGetBufferForTuple` shares until it fills) exclusive, the
+///   insert's WAL record inside.
+/// * `END`: the commit record, `--work`'s last part (the rest of the commit: the WAL flush),
+///   the CLOG commit, `ProcArrayEndTransaction`.
+///
+/// Each WAL record takes the backend's WAL insertion lock exclusive (one of
+/// [`NUM_XLOGINSERT_LOCKS`](super::NUM_XLOGINSERT_LOCKS), 9.4+; `--era-traffic walinsertlock`: 9.1-9.3's one WALInsertLock)
+/// and runs `--wal-hold` steps of busy work inside it, taken out of the `--work` part the
+/// record belongs to (at most that part), so the transaction's CPU is `--work` either way.
 ///
 /// The lock manager's LWLocks as 9.2+ takes them ([`crate::lmgr`]): the lazy vxid lock at the
 /// start, each statement's relation locks through the fast path between its two snapshots (parse
@@ -171,11 +192,13 @@ pub(super) fn check_write_status<F: LockFamily>(
 ///
 /// Left out (PostgreSQL 15's `-N` trace has them; `docs/results.md` lists them with their
 /// counts): the update's new tuple version when it does not fit its page (its target page,
-/// the index entry's insertion with the leaf exclusive, the uniqueness check's heap fetch, the
-/// `SELECT` then visiting both versions), the visibility-map pages, WAL insertion locks,
-/// `heap_update`'s `MultiXactIdSetOldestMember` (MultiXactGenLock shared).
+/// the index entry's insertion with the leaf exclusive and its WAL record, the uniqueness
+/// check's heap fetch, the `SELECT` then visiting both versions), the visibility-map pages,
+/// evictions, the hint-bit lookups of the CLOG, the WAL flush (`--work`), 9.4+'s
+/// `insertpos_lck` spinlock per record.
 #[inline]
 pub(super) fn n<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
+    let st = s.write_state().expect("pgbench-n has its write state");
     let aid = random_aid(w);
     w.ops += s.lmgr.begin_write(w.slot);
     // UPDATE.
@@ -184,23 +207,36 @@ pub(super) fn n<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
     assign_xid(s, w);
     w.ops += s.lmgr.xact_lock(w.xid);
     let pages = s.accounts.as_ref().expect("pgbench-n has its pages");
-    let (ops, v) = pages.access(PageId::Heap(aid), true);
+    let part = w.work_part_len(0, 4);
+    let hold = st.hold.min(part);
+    let (ops, v) = pages.access_with(PageId::Heap(aid), true, || {
+        if let Some(m) = &st.multixact {
+            m.shared(|_| ());
+            w.ops += 1;
+        }
+        wal_record(st, w, hold);
+    });
     w.ops += ops;
     w.sink = w.sink.wrapping_add(v);
-    w.work_part(0, 4);
+    w.busy(part - hold);
     // SELECT abalance.
     statement(s, w, 2..4);
     accounts_lookup(s, w, aid, false);
     w.work_part(1, 4);
     // INSERT INTO pgbench_history.
     statement(s, w, 4..5);
-    let (ops, v) = pages.access(PageId::HistoryTail, true);
+    let part = w.work_part_len(2, 4);
+    let hold = st.hold.min(part);
+    let (ops, v) = pages.access_with(PageId::HistoryTail, true, || wal_record(st, w, hold));
     w.ops += ops;
     w.sink = w.sink.wrapping_add(v);
-    w.work_part(2, 4);
-    // END: RecordTransactionCommit's WAL insert and flush, then the CLOG, then
-    // ProcArrayEndTransaction.
-    w.work_part(3, 4);
+    w.busy(part - hold);
+    // END: RecordTransactionCommit's commit record, the rest (the WAL flush), then the CLOG,
+    // then ProcArrayEndTransaction.
+    let part = w.work_part_len(3, 4);
+    let hold = st.hold.min(part);
+    wal_record(st, w, hold);
+    w.busy(part - hold);
     let xid = w.xid;
     clog_commit(s, w, xid);
     end_xact(s, w);
@@ -216,4 +252,21 @@ fn statement<F: LockFamily>(s: &Shared<F>, w: &mut Worker, rels: std::ops::Range
         w.ops += s.lmgr.write_relation(w.slot, i);
     }
     take_snapshot(s, w);
+}
+
+/// `pgbench-n` inserted [`WAL_RECORDS_PER_N`] WAL records per transaction, each counted under
+/// its WAL insertion lock (a lost count is a broken exclusive section).
+pub(super) fn check_n<F: LockFamily>(s: &Shared<F>, workers: &[Worker]) -> Result<(), String> {
+    let st = s.write_state().expect("pgbench-n has its write state");
+    let txns: u64 = workers.iter().map(|w| w.txns).sum();
+    let records = st.records();
+    if records != WAL_RECORDS_PER_N * txns {
+        return Err(format!(
+            "pgbench-n: {records} WAL records under {} WAL insertion locks for {txns} \
+             transactions, expected {}",
+            st.wal.len(),
+            WAL_RECORDS_PER_N * txns
+        ));
+    }
+    Ok(())
 }

@@ -209,16 +209,19 @@ workloads! {
     }
     PgbenchN {
         name: "pgbench-n",
-        description: "pgbench -N statement by statement: 2 snapshots per statement, its relation locks (fast path), the accounts lookups, the xid at the first write and its lock, the updated heap page and pgbench_history's page exclusive, --work over the statements and the commit's WAL, CLOG commit, end-xact, the locks' release",
-        locks: "ProcArrayLock 6 shared + exclusive, XidGen exclusive, LockFastPath 8 exclusive, LockManager 2 exclusive, BufferMapping 10 shared, BufferContent 8 shared + 2 exclusive, XactSLRU exclusive",
-        counted: Transactions, "6 snapshots, xid, 10 lock-manager operations, 10 pages, CLOG commit, end-of-transaction",
+        description: "pgbench -N statement by statement: 2 snapshots per statement, its relation locks (fast path), the accounts lookups, the xid at the first write and its lock, the updated heap page exclusive with MultiXactGenLock shared and the update's WAL record inside, pgbench_history's page exclusive with its WAL record, the commit record, --work over the statements and the commit, CLOG commit, end-xact, the locks' release",
+        locks: "ProcArrayLock 6 shared + exclusive, XidGen exclusive, LockFastPath 8 exclusive, LockManager 2 exclusive, BufferMapping 10 shared, BufferContent 8 shared + 2 exclusive, MultiXactGen shared, WALInsert 3 exclusive (the backend's own of 8; --era-traffic walinsertlock: 9.1-9.3's one), XactSLRU exclusive",
+        counted: Transactions, "6 snapshots, xid, 10 lock-manager operations, 10 pages, MultiXactGen, 3 WAL records, CLOG commit, end-of-transaction",
             "pgbench -N statement by statement: 2 snapshots per statement with its relation \
              locks between them (fast path), the accounts lookups (UPDATE, SELECT), the xid at \
-             the first write and its lock, the heap page and pgbench_history's page exclusive, \
-             --work over the statements and the commit, CLOG commit, end of transaction, the \
-             locks' release (39 lock operations)",
+             the first write and its lock, the heap page exclusive with MultiXactGenLock shared \
+             and the update's WAL record inside, pgbench_history's page exclusive with its WAL \
+             record, the commit record, --work over the statements and the commit, CLOG commit, \
+             end of transaction, the locks' release (43 lock operations; 42 with --era-traffic \
+             nomultixact)",
         clog: true, proc_array: true, snapshots: true, pin: false, lmgr: None,
         transaction: pgbench::n,
+        check: pgbench::check_n,
         bad_reads: SNAPSHOTS_OUT_OF_RANGE,
     }
     SelectLmgr {
@@ -353,6 +356,11 @@ impl Workload {
     /// `pgbench-n`).
     pub fn uses_lock_manager(self) -> bool {
         self.lmgr().is_some() || self == Workload::PgbenchN
+    }
+    /// Whether the workload inserts WAL records under WAL insertion locks (`pgbench-n`: where
+    /// `--wal-hold` and `--era-traffic walinsertlock,nomultixact` apply).
+    pub fn writes_wal(self) -> bool {
+        self == Workload::PgbenchN
     }
     /// The buffer-mapping partitions of the `pgbench_accounts` pages the workload reads, if it
     /// reads them: 16 for the 9.1 and 9.2 shapes (`NUM_BUFFER_PARTITIONS` until 9.5), 128 for

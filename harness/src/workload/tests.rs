@@ -358,6 +358,8 @@ fn the_rows_lock_counts_are_what_a_transaction_takes() {
                 ("BufferContent", "exclusive", 2),
                 ("LockFastPath", "exclusive", 8),
                 ("LockManager", "exclusive", 2),
+                ("MultiXactGen", "shared", 1),
+                ("WALInsert", "exclusive", 3),
                 ("XactSLRU", "exclusive", 1),
             ],
         ),
@@ -580,4 +582,112 @@ fn pgbench_n_commits_invalidate_reused_and_shared_snapshots() {
     for k in LockKind::bench_built_in().filter(|k| k.name() == "classic" || k.name() == "atomic") {
         k.dispatch(CommitsInvalidate);
     }
+}
+
+/// `pgbench-n` as 9.2 ran it (`--era-traffic walinsertlock,nomultixact`): the same
+/// transaction without MultiXactGenLock, its three WAL records under one WALInsertLock
+/// instead of the backend's own of eight; each addition alone changes only its own part; the
+/// `select-*` additions change nothing.
+#[test]
+fn pgbench_n_era_takes_one_wal_insert_lock_and_no_multixact_gen() {
+    use crate::counting::{take_counts, CountingFamily};
+    use crate::era_traffic::EraTraffic;
+    type Counted = CountingFamily<crate::locks::StdFamily>;
+    let wl = Workload::PgbenchN;
+    let counts = |era: EraTraffic| {
+        let s = Shared::<Counted>::with_era(wl, 1, Layout::Dense, era);
+        let mut w = one_worker(0);
+        let _ = take_counts();
+        run_transactions(wl, &s, &mut w, 10);
+        (take_counts(), w.ops)
+    };
+    let (base, base_ops) = counts(EraTraffic::NONE);
+    assert_eq!(base_ops, 43 * 10);
+    assert_eq!(counts(EraTraffic::SELECT), (base.clone(), base_ops));
+    assert_eq!(
+        counts(EraTraffic::WAL_INSERT_LOCK),
+        (base.clone(), base_ops)
+    );
+    let mut without = base.clone();
+    without.remove(&("MultiXactGen", "shared"));
+    for era in [EraTraffic::NO_MULTIXACT, EraTraffic::WRITE, EraTraffic::ALL] {
+        assert_eq!(counts(era), (without.clone(), 42 * 10), "{}", era.name());
+    }
+    // The locks: eight, a backend's own by its slot; or one for all.
+    for (era, locks, multixact) in [
+        (EraTraffic::NONE, NUM_XLOGINSERT_LOCKS, true),
+        (EraTraffic::WAL_INSERT_LOCK, 1, true),
+        (EraTraffic::NO_MULTIXACT, NUM_XLOGINSERT_LOCKS, false),
+        (EraTraffic::WRITE, 1, false),
+    ] {
+        let s = Shared::<crate::locks::StdFamily>::with_era(wl, 3, Layout::Dense, era);
+        let st = s.write_state().unwrap();
+        assert_eq!(st.wal.len(), locks, "{}", era.name());
+        assert_eq!(st.multixact.is_some(), multixact, "{}", era.name());
+        assert_eq!(st.hold, DEFAULT_WAL_HOLD);
+        let same = std::ptr::eq(st.wal_lock(0), st.wal_lock(1));
+        assert_eq!(same, locks == 1, "{}", era.name());
+        assert!(std::ptr::eq(
+            st.wal_lock(1),
+            st.wal_lock(1 + NUM_XLOGINSERT_LOCKS)
+        ));
+    }
+    // Only pgbench-n has the state.
+    let other = Shared::<crate::locks::StdFamily>::with_era(
+        Workload::PgbenchWrite,
+        1,
+        Layout::Dense,
+        EraTraffic::ALL,
+    );
+    assert!(other.write_state().is_none() && other.era().is_none());
+}
+
+/// Three `pgbench-n` workers interleaved, with and without 9.2's one WALInsertLock: the trial's
+/// checks pass, each lock counted its records (three per transaction, every one under the one
+/// lock in the era), and a lost record fails the check, naming it. The hold comes out of
+/// `--work`: a worker runs the same xorshift steps with any hold (its random state ends equal).
+#[test]
+fn pgbench_n_wal_records_are_counted_under_their_locks() {
+    use crate::era_traffic::EraTraffic;
+    type F = crate::locks::StdFamily;
+    let wl = Workload::PgbenchN;
+    let mut rngs = Vec::new();
+    for (era, hold) in [
+        (EraTraffic::NONE, DEFAULT_WAL_HOLD),
+        (EraTraffic::WRITE, DEFAULT_WAL_HOLD),
+        (EraTraffic::WRITE, 0),
+        (EraTraffic::WRITE, 7),
+    ] {
+        let s = Shared::<F>::with_era(wl, 3, Layout::Dense, era).with_wal_hold(hold);
+        let cfg = WorkerConfig {
+            write_pct: 0,
+            work: 100,
+            time_every: 2,
+            strategy: Strategy::Scan,
+            idle_us: 0,
+        };
+        let mut ws: Vec<Worker> = (0..3).map(|i| Worker::new(i, 3, cfg)).collect();
+        for _ in 0..20 {
+            for w in ws.iter_mut() {
+                transaction(wl, &s, w);
+            }
+        }
+        check(wl, &s, &ws).unwrap();
+        let st = s.write_state().unwrap();
+        assert_eq!(st.hold, hold);
+        let per_lock: Vec<u64> = st.wal.iter().map(|l| l.shared(|n| *n)).collect();
+        let want: Vec<u64> = if era.wal_insert_lock() {
+            vec![WAL_RECORDS_PER_N * 60]
+        } else {
+            (0..NUM_XLOGINSERT_LOCKS)
+                .map(|i| if i < 3 { WAL_RECORDS_PER_N * 20 } else { 0 })
+                .collect()
+        };
+        assert_eq!(per_lock, want, "{}", era.name());
+        rngs.push(ws.iter().map(|w| w.rng).collect::<Vec<_>>());
+        st.wal[0].exclusive(|n| *n -= 1);
+        let e = check(wl, &s, &ws).unwrap_err();
+        assert!(e.contains("WAL records"), "{e}");
+    }
+    assert!(rngs.windows(2).all(|p| p[0] == p[1]));
 }

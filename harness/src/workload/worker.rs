@@ -186,6 +186,31 @@ impl Worker {
         }
     }
 
+    /// The length of part `part` of `parts` of `--work` ([`Worker::work_part`]'s).
+    #[inline]
+    pub(super) fn work_part_len(&self, part: u32, parts: u32) -> u32 {
+        let each = self.cfg.work / parts;
+        if part + 1 == parts {
+            self.cfg.work - each * (parts - 1)
+        } else {
+            each
+        }
+    }
+
+    /// `n` xorshift steps of busy work, as `--work`'s (a part of it that runs somewhere else:
+    /// inside a lock).
+    #[inline]
+    pub(super) fn busy(&mut self, n: u32) {
+        #[cfg(lwsim)]
+        if n > 0 {
+            lwlock::sync::lwsim::compute(n as u64);
+        }
+        for _ in 0..n {
+            let r = self.rand();
+            self.sink = self.sink.wrapping_add(black_box(r));
+        }
+    }
+
     pub(super) fn record(h: &mut Histogram<u64>, waited: Option<u64>) {
         if let Some(ns) = waited {
             h.saturating_record(ns.max(1));
