@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The committed simulated runs that decide the seeds' verdicts, rerun with the `stats` build's
+# counter increments uncharged (`lwlock::sync::stat_add`): the same command lines as the runs in
+# bench/assets/<same path>/meta.json, with --jobs 1 and the output here. `compare.py` sets each
+# against the committed run. Usage (from the repository root, after building the simulated
+# lwbench: RUSTFLAGS="--cfg lwsim" CARGO_TARGET_DIR=target/lwsim cargo build --release -p bench
+# --features stats): bench/assets/stats-uncharged/run.sh [a|b|all]  (a and b split the runs in two
+# queues of about equal time).
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+B=target/lwsim/release/lwbench
+D=bench/assets/stats-uncharged
+part=${1:-all}
+
+if [ "$part" = a ] || [ "$part" = all ]; then
+    rm -rf "$D/experiments/seed-000-pgbench-select"; mkdir -p "$(dirname "$D/experiments/seed-000-pgbench-select")"
+    $B --experiment bench/experiments/seed-000-pgbench-select.toml --engine sim --threads 1,4,8,16,24,32,40,64,80,160 --jobs 1 --out $D/experiments/seed-000-pgbench-select
+    rm -rf "$D/experiments/seed-003-pin"; mkdir -p "$(dirname "$D/experiments/seed-003-pin")"
+    $B --experiment bench/experiments/seed-003-pin.toml --engine sim --jobs 1 --out $D/experiments/seed-003-pin
+    rm -rf "$D/experiments/group-clear"; mkdir -p "$(dirname "$D/experiments/group-clear")"
+    $B --experiment bench/experiments/group-clear.toml --engine sim --jobs 1 --out $D/experiments/group-clear
+    rm -rf "$D/replay-many/S"; mkdir -p "$(dirname "$D/replay-many/S")"
+    $B --engine sim --platform xeon-2s-broadwell --trials 10 --seed 1 --workload trace:bench/traces/pg15-S-c1 --duration 10ms --warmup 3ms --locks atomic,group-clear,clog-group,atomic-empty-yield --threads 8,36,72,216 --jobs 1 --out $D/replay-many/S
+    rm -rf "$D/experiments/seed-002-snapshot"; mkdir -p "$(dirname "$D/experiments/seed-002-snapshot")"
+    $B --experiment bench/experiments/seed-002-snapshot.toml --engine sim --jobs 1 --out $D/experiments/seed-002-snapshot
+fi
+if [ "$part" = b ] || [ "$part" = all ]; then
+    rm -rf "$D/experiments/seed-001-flexlock"; mkdir -p "$(dirname "$D/experiments/seed-001-flexlock")"
+    $B --experiment bench/experiments/seed-001-flexlock.toml --engine sim --jobs 1 --out $D/experiments/seed-001-flexlock
+    rm -rf "$D/experiments/seed-004-clog-group"; mkdir -p "$(dirname "$D/experiments/seed-004-clog-group")"
+    $B --experiment bench/experiments/seed-004-clog-group.toml --engine sim --threads 32,64,96 --jobs 1 --out $D/experiments/seed-004-clog-group
+    rm -rf "$D/experiments/seed-004-clog-group/status-lookups/x10"; mkdir -p "$(dirname "$D/experiments/seed-004-clog-group/status-lookups/x10")"
+    $B --experiment bench/experiments/seed-004-clog-group.toml --engine sim --status-lookups 10 --threads 32,64,96 --jobs 1 --out $D/experiments/seed-004-clog-group/status-lookups/x10
+    rm -rf "$D/replay-many/T"; mkdir -p "$(dirname "$D/replay-many/T")"
+    $B --engine sim --platform xeon-2s-broadwell --seed 1 --trials 10 --workload trace:bench/traces/pg15-tpcb-c1 --duration 20ms --warmup 5ms --locks atomic,group-clear,clog-group,atomic-empty-yield --threads 8,36,72,216 --jobs 1 --out $D/replay-many/T
+    rm -rf "$D/experiments/seed-004-clog-group/past-cores"; mkdir -p "$(dirname "$D/experiments/seed-004-clog-group/past-cores")"
+    $B --experiment bench/experiments/seed-004-clog-group.toml --engine sim --threads 192 --duration 100ms --jobs 1 --out $D/experiments/seed-004-clog-group/past-cores
+fi
