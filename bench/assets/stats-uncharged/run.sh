@@ -36,3 +36,9 @@ if [ "$part" = b ] || [ "$part" = all ]; then
     rm -rf "$D/experiments/seed-004-clog-group/past-cores"; mkdir -p "$(dirname "$D/experiments/seed-004-clog-group/past-cores")"
     $B --experiment bench/experiments/seed-004-clog-group.toml --engine sim --threads 192 --duration 100ms --jobs 1 --out $D/experiments/seed-004-clog-group/past-cores
 fi
+if [ "$part" = c ] || [ "$part" = all ]; then
+    # The 9.4 -> 9.5 direction below the compute limit (results.md, "Below the compute limit").
+    rm -rf "$D/direction-below"
+    $B --engine sim --platform xeon-4s-westmere-ex --workload pgbench-select --work 1000 --locks classic,atomic \
+        --threads 8,16,40,80 --trials 10 --duration 200us --sensitivity residency_after_store,shared_load_llc --jobs 1 --out $D/direction-below
+fi
