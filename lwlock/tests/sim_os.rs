@@ -134,3 +134,57 @@ fn empty_yield_rule_fires_when_the_yield_runs_nothing() {
         "one core: seven yields against one"
     );
 }
+
+/// The `stats` counters cost the simulated machine nothing (PostgreSQL's `LWLOCK_STATS` counts in
+/// backend-local memory): two threads on two cores each add to one shared counter 1,000 times
+/// through `lwlock::sync::stat_add` and `stat_max` and read it with `stat_load`. No virtual time
+/// passes, no memory operation is counted, and the sum is exact. The same loop with the counter's
+/// own `fetch_add` (what the counters did before) is charged: operations, transfers and time.
+#[test]
+fn stats_counters_are_not_charged() {
+    use lwlock::sync::{stat_add, stat_load, stat_max, AtomicU64, Ordering};
+    for charged in [false, true] {
+        let elapsed = Arc::new(Mutex::new(Vec::new()));
+        let (e2, total) = (elapsed.clone(), Arc::new(Mutex::new(0)));
+        let t2 = total.clone();
+        let r = lwsim::run(SimConfig::new(broadwell(), 2), move || {
+            let counter = Arc::new(AtomicU64::new(0));
+            let hs: Vec<_> = (0..2)
+                .map(|_| {
+                    let (counter, e2) = (counter.clone(), e2.clone());
+                    lwlock::sync::thread::spawn(move || {
+                        let t0 = clock_nanos();
+                        for i in 0..1_000 {
+                            if charged {
+                                counter.fetch_add(1, Ordering::Relaxed);
+                            } else {
+                                stat_add(&counter, 1);
+                                stat_max(&counter, i);
+                                let _ = stat_load(&counter);
+                            }
+                        }
+                        e2.lock().unwrap().push(clock_nanos() - t0);
+                    })
+                })
+                .collect();
+            for h in hs {
+                h.join().unwrap();
+            }
+            *t2.lock().unwrap() = stat_load(&counter);
+        });
+        assert_eq!(*total.lock().unwrap(), 2_000, "every increment counted");
+        let (elapsed, ops) = (elapsed.lock().unwrap().clone(), r.total().ops);
+        if charged {
+            assert!(ops >= 2_000, "fetch_add is charged: {}", r.summary());
+            assert!(elapsed.iter().all(|&e| e > 0), "{elapsed:?}");
+        } else {
+            assert_eq!(
+                ops,
+                0,
+                "stat_add/stat_max/stat_load are uncharged: {}",
+                r.summary()
+            );
+            assert_eq!(elapsed, vec![0, 0], "no virtual time passes");
+        }
+    }
+}
