@@ -42,3 +42,7 @@ if [ "$part" = c ] || [ "$part" = all ]; then
     $B --engine sim --platform xeon-4s-westmere-ex --workload pgbench-select --work 1000 --locks classic,atomic \
         --threads 8,16,40,80 --trials 10 --duration 200us --sensitivity residency_after_store,shared_load_llc --jobs 1 --out $D/direction-below
 fi
+if [ "$part" = d ] || [ "$part" = all ]; then
+    rm -rf "$D/experiments/seed-004-clog-group/status-lookups/x30"; mkdir -p "$(dirname "$D/experiments/seed-004-clog-group/status-lookups/x30")"
+    $B --experiment bench/experiments/seed-004-clog-group.toml --engine sim --status-lookups 30 --threads 32,64,96 --jobs 1 --out $D/experiments/seed-004-clog-group/status-lookups/x30
+fi
