@@ -32,8 +32,9 @@
 //!   without entry points (the group locks) runs its own protocol: the exclusive hold inside the
 //!   bracket becomes one `group` operation, the CPU recorded inside the hold its work. Any other
 //!   hold of a lock without entry points is replayed as a closure section with the operations
-//!   inside it nested (a hold taken inside it and released after it ends with it: closures only
-//!   nest).
+//!   inside it nested and the CPU recorded up to its release run inside it, as before the
+//!   release of a lock with entry points (a hold taken inside it and released after it ends
+//!   with it: closures only nest).
 //! * **The proc array.** Where the trace's transactions end xids, every ProcArrayLock shared
 //!   hold also runs the harness's `GetSnapshotData` scan over the trial's proc array (one slot
 //!   per replay client), so the hold grows with the clients as the proc-array model's does (the

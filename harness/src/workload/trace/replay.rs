@@ -265,19 +265,25 @@ pub(super) fn run_steps<F: LockFamily>(
                 i = if step.held_after { end + 1 } else { i + 1 };
                 continue;
             }
+            // The release's gap, the CPU between the hold's last operation and its release,
+            // is inside the hold: it runs before the closure returns, as before the release
+            // of a lock with entry points.
+            let released = end > i && end < to;
+            let tail_ns = if released { steps[end].gap_ns } else { 0 };
             match mode {
                 Mode::Shared => l.shared(|_| {
                     if scans {
                         scan(procs, slot, st);
                     }
-                    run_steps(r, procs, slot, steps, i + 1, end, st)
+                    run_steps(r, procs, slot, steps, i + 1, end, st);
+                    cpu(tail_ns);
                 }),
-                Mode::Exclusive => {
-                    l.exclusive(|_| run_steps(r, procs, slot, steps, i + 1, end, st))
-                }
+                Mode::Exclusive => l.exclusive(|_| {
+                    run_steps(r, procs, slot, steps, i + 1, end, st);
+                    cpu(tail_ns);
+                }),
             }
-            if end > i && end < to {
-                cpu(steps[end].gap_ns);
+            if released {
                 st.counts[steps[end].cell as usize] += 1;
             }
             i = end.max(i) + 1;
