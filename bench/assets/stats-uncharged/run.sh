@@ -5,7 +5,8 @@
 # against the committed run. Usage (from the repository root, after building the simulated
 # lwbench: RUSTFLAGS="--cfg lwsim" CARGO_TARGET_DIR=target/lwsim cargo build --release -p bench
 # --features stats): bench/assets/stats-uncharged/run.sh [a|b|all]  (a and b split the runs in two
-# queues of about equal time).
+# queues of about equal time). The trace replays are rerun in place by
+# bench/assets/replay-many/run.sh, after the replay's own fix.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 B=target/lwsim/release/lwbench
@@ -19,8 +20,6 @@ if [ "$part" = a ] || [ "$part" = all ]; then
     $B --experiment bench/experiments/seed-003-pin.toml --engine sim --jobs 1 --out $D/experiments/seed-003-pin
     rm -rf "$D/experiments/group-clear"; mkdir -p "$(dirname "$D/experiments/group-clear")"
     $B --experiment bench/experiments/group-clear.toml --engine sim --jobs 1 --out $D/experiments/group-clear
-    rm -rf "$D/replay-many/S"; mkdir -p "$(dirname "$D/replay-many/S")"
-    $B --engine sim --platform xeon-2s-broadwell --trials 10 --seed 1 --workload trace:bench/traces/pg15-S-c1 --duration 10ms --warmup 3ms --locks atomic,group-clear,clog-group,atomic-empty-yield --threads 8,36,72,216 --jobs 1 --out $D/replay-many/S
     rm -rf "$D/experiments/seed-002-snapshot"; mkdir -p "$(dirname "$D/experiments/seed-002-snapshot")"
     $B --experiment bench/experiments/seed-002-snapshot.toml --engine sim --jobs 1 --out $D/experiments/seed-002-snapshot
 fi
@@ -31,8 +30,6 @@ if [ "$part" = b ] || [ "$part" = all ]; then
     $B --experiment bench/experiments/seed-004-clog-group.toml --engine sim --threads 32,64,96 --jobs 1 --out $D/experiments/seed-004-clog-group
     rm -rf "$D/experiments/seed-004-clog-group/status-lookups/x10"; mkdir -p "$(dirname "$D/experiments/seed-004-clog-group/status-lookups/x10")"
     $B --experiment bench/experiments/seed-004-clog-group.toml --engine sim --status-lookups 10 --threads 32,64,96 --jobs 1 --out $D/experiments/seed-004-clog-group/status-lookups/x10
-    rm -rf "$D/replay-many/T"; mkdir -p "$(dirname "$D/replay-many/T")"
-    $B --engine sim --platform xeon-2s-broadwell --seed 1 --trials 10 --workload trace:bench/traces/pg15-tpcb-c1 --duration 20ms --warmup 5ms --locks atomic,group-clear,clog-group,atomic-empty-yield --threads 8,36,72,216 --jobs 1 --out $D/replay-many/T
     rm -rf "$D/experiments/seed-004-clog-group/past-cores"; mkdir -p "$(dirname "$D/experiments/seed-004-clog-group/past-cores")"
     $B --experiment bench/experiments/seed-004-clog-group.toml --engine sim --threads 192 --duration 100ms --jobs 1 --out $D/experiments/seed-004-clog-group/past-cores
 fi
