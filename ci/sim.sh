@@ -82,5 +82,5 @@ if [ "$ms" -gt 30000 ]; then
     exit 1
 fi
 
-echo "== lwsim: the PostgreSQL 9.4 -> 9.5 direction below the compute limit (pgbench-select, 1 us per transaction, Westmere-EX, 16 and 80 clients, ten seeds): decided, and as results.md reports it (the model's reversal)"
+echo "== lwsim: the PostgreSQL 9.4 -> 9.5 direction below the compute limit (pgbench-select, 1 us per transaction, Westmere-EX, 16 and 80 clients, ten seeds): decided, and as results.md reports it (atomic ahead at both)"
 cargo test --release -p bench --features stats --test sim_direction -- --nocapture
