@@ -24,7 +24,7 @@ pub const WAL_RECORDS_PER_N: u64 = 3;
 /// `docs/results.md` gives seed 002's sensitivity to halving and doubling it.
 pub const DEFAULT_WAL_HOLD: u32 = 1000;
 
-/// The locks `pgbench-n` adds to [`Shared`]: its WAL insertion locks and MultiXactGenLock.
+/// The locks `pgbench-n` adds to [`Shared`](super::Shared): its WAL insertion locks and MultiXactGenLock.
 #[derive(Debug)]
 pub struct WriteState<F: LockFamily> {
     /// The WAL insertion locks: [`NUM_XLOGINSERT_LOCKS`] (9.4+), or one (`--era-traffic
