@@ -43,3 +43,10 @@ if [ "$part" = d ] || [ "$part" = all ]; then
     rm -rf "$D/experiments/seed-004-clog-group/status-lookups/x30"; mkdir -p "$(dirname "$D/experiments/seed-004-clog-group/status-lookups/x30")"
     $B --experiment bench/experiments/seed-004-clog-group.toml --engine sim --status-lookups 30 --threads 32,64,96 --jobs 1 --out $D/experiments/seed-004-clog-group/status-lookups/x30
 fi
+if [ "$part" = e ] || [ "$part" = all ]; then
+    # The parameter sweeps of group clear at 64 clients and seed 003 at 24/32/64.
+    rm -rf "$D/experiments/group-clear/sensitivity-rerun"
+    $B --experiment bench/experiments/group-clear.toml --engine sim --jobs 1 --threads 64 --sensitivity residency_ns,jitter,futex_wake_ns,instruction_ns --out $D/experiments/group-clear/sensitivity-rerun
+    rm -rf "$D/experiments/seed-003-pin/sensitivity-rerun"
+    $B --experiment bench/experiments/seed-003-pin.toml --engine sim --jobs 1 --threads 24,32,64 --sensitivity residency_ns,jitter,futex_wake_ns,instruction_ns --out $D/experiments/seed-003-pin/sensitivity-rerun
+fi
