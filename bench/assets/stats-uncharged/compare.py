@@ -31,6 +31,18 @@ def points(path):
         sys.exit(2)
 
 
+def matched(run, old, new):
+    """The rerun's points with their committed counterparts; a missing one is reported."""
+    pairs, missing = [], 0
+    for k, r in new.items():
+        if k in old:
+            pairs.append((k, old[k], r))
+        else:
+            print(f"compare.py: {run}: point {k} not in the committed run", file=sys.stderr)
+            missing += 1
+    return pairs, missing
+
+
 def tps(r, col="median_txn_per_sec"):
     v = r.get(col, "")
     return float(v) if v else float("nan")
@@ -52,14 +64,11 @@ def main(argv):
         first = {}
         for k in new:
             first.setdefault((k[0], k[2], k[3], k[4]), k[1])
+        pairs, lost = matched(run, old, new)
+        missing += lost
         if summary:
             changes = []
-            for k, r in new.items():
-                o = old.get(k)
-                if o is None:
-                    print(f"compare.py: {run}: point {k} not in the committed run", file=sys.stderr)
-                    missing += 1
-                    continue
+            for k, o, r in pairs:
                 a, lo, hi = tps(r), tps(o, "min_txn_per_sec"), tps(o, "max_txn_per_sec")
                 changes.append((a / tps(o), not lo <= a <= hi, k))
             if run == runs[0]:
@@ -76,12 +85,7 @@ def main(argv):
         print("| workload | lock | layout/snapshot | clients | TPS before (min–max) | after | after/before "
               "| ÷ first lock before | after | top wait after |")
         print("|---|---|---|--:|--:|--:|--:|--:|--:|---|")
-        for k, r in new.items():
-            o = old.get(k)
-            if o is None:
-                print(f"compare.py: {run}: point {k} not in the committed run", file=sys.stderr)
-                missing += 1
-                continue
+        for k, o, r in pairs:
             b, a = tps(o), tps(r)
             lo, hi = tps(o, "min_txn_per_sec"), tps(o, "max_txn_per_sec")
             moved = "" if lo <= a <= hi else " moved"

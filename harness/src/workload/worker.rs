@@ -170,20 +170,7 @@ impl Worker {
     /// the last takes the remainder).
     #[inline]
     pub(super) fn work_part(&mut self, part: u32, parts: u32) {
-        let each = self.cfg.work / parts;
-        let n = if part + 1 == parts {
-            self.cfg.work - each * (parts - 1)
-        } else {
-            each
-        };
-        #[cfg(lwsim)]
-        if n > 0 {
-            lwlock::sync::lwsim::compute(n as u64);
-        }
-        for _ in 0..n {
-            let r = self.rand();
-            self.sink = self.sink.wrapping_add(black_box(r));
-        }
+        self.busy(self.work_part_len(part, parts));
     }
 
     /// The length of part `part` of `parts` of `--work` ([`Worker::work_part`]'s).
