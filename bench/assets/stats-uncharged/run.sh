@@ -38,6 +38,10 @@ if [ "$part" = c ] || [ "$part" = all ]; then
     rm -rf "$D/direction-below"
     $B --engine sim --platform xeon-4s-westmere-ex --workload pgbench-select --work 1000 --locks classic,atomic \
         --threads 8,16,40,80 --trials 10 --duration 200us --sensitivity residency_after_store,shared_load_llc --jobs 1 --out $D/direction-below
+    # The same with the residency window halved and doubled (the classic lock is bistable there).
+    rm -rf "$D/direction-below-residency"
+    $B --engine sim --platform xeon-4s-westmere-ex --workload pgbench-select --work 1000 --locks classic,atomic \
+        --threads 8,16,40,80 --trials 10 --duration 200us --sensitivity residency_ns --jobs 1 --out $D/direction-below-residency
 fi
 if [ "$part" = d ] || [ "$part" = all ]; then
     rm -rf "$D/experiments/seed-004-clog-group/status-lookups/x30"; mkdir -p "$(dirname "$D/experiments/seed-004-clog-group/status-lookups/x30")"
