@@ -54,3 +54,8 @@ if [ "$part" = e ] || [ "$part" = all ]; then
     rm -rf "$D/experiments/seed-003-pin/sensitivity-rerun"
     $B --experiment bench/experiments/seed-003-pin.toml --engine sim --jobs 1 --threads 24,32,64 --sensitivity residency_ns,jitter,futex_wake_ns,instruction_ns --out $D/experiments/seed-003-pin/sensitivity-rerun
 fi
+if [ "$part" = f ] || [ "$part" = all ]; then
+    # Seed 004 at 32-96 clients with the residency window halved and doubled.
+    rm -rf "$D/experiments/seed-004-clog-group/residency"
+    $B --experiment bench/experiments/seed-004-clog-group.toml --engine sim --threads 32,64,96 --sensitivity residency_ns --jobs 2 --out $D/experiments/seed-004-clog-group/residency
+fi
