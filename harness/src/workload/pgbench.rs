@@ -163,6 +163,15 @@ fn wal_record<F: LockFamily>(n: &WriteState<F>, w: &mut Worker, hold: u32) {
     w.ops += 1;
 }
 
+/// Part `part` of `pgbench-n`'s four `--work` parts, split into the WAL record's hold inside its
+/// lock (`--wal-hold`, at most the part) and the rest, which runs outside.
+#[inline]
+fn hold_and_rest<F: LockFamily>(st: &WriteState<F>, w: &Worker, part: u32) -> (u32, u32) {
+    let len = w.work_part_len(part, 4);
+    let hold = st.hold.min(len);
+    (hold, len - hold)
+}
+
 /// `pgbench-n`: pgbench's simple-update script (`-N`) under read committed, statement by
 /// statement, with what each statement takes that the harness models:
 /// * `UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid`: its two
@@ -207,8 +216,7 @@ pub(super) fn n<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
     assign_xid(s, w);
     w.ops += s.lmgr.xact_lock(w.xid);
     let pages = s.accounts.as_ref().expect("pgbench-n has its pages");
-    let part = w.work_part_len(0, 4);
-    let hold = st.hold.min(part);
+    let (hold, rest) = hold_and_rest(st, w, 0);
     let (ops, v) = pages.access_with(PageId::Heap(aid), true, || {
         if let Some(m) = &st.multixact {
             m.shared(|_| ());
@@ -218,25 +226,23 @@ pub(super) fn n<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
     });
     w.ops += ops;
     w.sink = w.sink.wrapping_add(v);
-    w.busy(part - hold);
+    w.busy(rest);
     // SELECT abalance.
     statement(s, w, 2..4);
     accounts_lookup(s, w, aid, false);
     w.work_part(1, 4);
     // INSERT INTO pgbench_history.
     statement(s, w, 4..5);
-    let part = w.work_part_len(2, 4);
-    let hold = st.hold.min(part);
+    let (hold, rest) = hold_and_rest(st, w, 2);
     let (ops, v) = pages.access_with(PageId::HistoryTail, true, || wal_record(st, w, hold));
     w.ops += ops;
     w.sink = w.sink.wrapping_add(v);
-    w.busy(part - hold);
+    w.busy(rest);
     // END: RecordTransactionCommit's commit record, the rest (the WAL flush), then the CLOG,
     // then ProcArrayEndTransaction.
-    let part = w.work_part_len(3, 4);
-    let hold = st.hold.min(part);
+    let (hold, rest) = hold_and_rest(st, w, 3);
     wal_record(st, w, hold);
-    w.busy(part - hold);
+    w.busy(rest);
     let xid = w.xid;
     clog_commit(s, w, xid);
     end_xact(s, w);
