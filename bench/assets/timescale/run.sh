@@ -7,7 +7,7 @@
 # Run from the repository root with the simulated build:
 #   RUSTFLAGS="--cfg lwsim" CARGO_TARGET_DIR=target/lwsim cargo build --release -p bench --features stats
 #   bench/assets/timescale/run.sh            # every part
-#   bench/assets/timescale/run.sh S-216      # one part (the list at the end)
+#   bench/assets/timescale/run.sh seed-002   # one part (the list at the end)
 # Each part writes its directory here; compare.py holds each against the committed run it
 # repeats (every column but the switch columns equal) and prints the per-point table:
 #   bench/assets/timescale/run.sh compare
@@ -16,14 +16,8 @@ B=${B:-target/lwsim/release/lwbench}
 D=${D:-bench/assets/timescale}
 E=bench/experiments
 A=bench/assets
-replay=(--engine sim --platform xeon-2s-broadwell --jobs 1 --seed 1 --trials 10)
 part() {
     case $1 in
-    S-216) "$B" "${replay[@]}" --workload trace:bench/traces/pg15-S-c1 --duration 10ms \
-        --warmup 3ms --locks atomic,group-clear,clog-group,atomic-empty-yield --threads 216 \
-        --out "$D/replay-S-216" ;;
-    N-216) "$B" "${replay[@]}" --workload trace:bench/traces/pg15-N-c1 --duration 20ms \
-        --warmup 5ms --locks atomic,atomic-empty-yield --threads 216 --out "$D/replay-N-216" ;;
     group-clear) "$B" --experiment $E/group-clear.toml --engine sim --jobs 1 --threads 128,256 \
         --out "$D/group-clear" ;;
     seed-002) "$B" --experiment $E/seed-002-snapshot-n-128.toml --engine sim --jobs 1 \
@@ -34,18 +28,17 @@ part() {
         --duration 100ms --out "$D/seed-004" ;;
     compare)
         args=()
-        for p in replay-S-216:replay-many/S replay-N-216:replay-many/N \
-            group-clear:experiments/group-clear seed-002-n-128:experiments/seed-002-snapshot-n-128 \
+        for p in group-clear:experiments/group-clear seed-002-n-128:experiments/seed-002-snapshot-n-128 \
             seed-000:experiments/seed-000-pgbench-select \
             seed-004:experiments/seed-004-clog-group/past-cores; do
             if [ -d "$D/${p%%:*}" ]; then args+=("$A/${p#*:}" "$D/${p%%:*}"); fi
         done
         python3 $D/compare.py "${args[@]}" ;;
     *)
-        echo "run.sh: unknown part '$1' (S-216, N-216, group-clear, seed-002, seed-000, seed-004, compare)" >&2
+        echo "run.sh: unknown part '$1' (group-clear, seed-002, seed-000, seed-004, compare)" >&2
         exit 2
         ;;
     esac
 }
-if [ $# -eq 0 ]; then set -- S-216 group-clear seed-002 N-216 seed-000 seed-004 compare; fi
+if [ $# -eq 0 ]; then set -- group-clear seed-002 seed-000 seed-004 compare; fi
 for p in "$@"; do part "$p"; done
