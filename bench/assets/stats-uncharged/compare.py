@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Sets a rerun with the stats counters uncharged against the committed run it repeats.
 
-Usage: bench/assets/stats-uncharged/compare.py [--summary] RUN [RUN ...]
+Usage: bench/assets/stats-uncharged/compare.py [--summary] [--base=DIR] [--rerun=DIR] RUN [RUN ...]
 
 RUN is a path under bench/assets/ (e.g. experiments/group-clear): the committed run is
 bench/assets/RUN/points.csv, the rerun bench/assets/stats-uncharged/RUN/points.csv (same seeds,
@@ -13,6 +13,8 @@ verdicts rest on), with the top wait event after. A point is marked `moved` when
 median lies outside the committed run's slowest-fastest range. Exits 2 on a bad argument or a
 missing file, 1 if a point of the rerun is missing from the committed run. With --summary, one
 row per run instead: its points, how many moved, the median and the largest change (and where).
+--base=DIR and --rerun=DIR (directories under bench/assets/; defaults: none, the committed run,
+and stats-uncharged) set any other pair, e.g. --base=stats-uncharged --rerun=write-wal.
 """
 import csv
 import os
@@ -50,7 +52,15 @@ def tps(r, col="median_txn_per_sec"):
 
 def main(argv):
     summary = "--summary" in argv
-    runs = [a for a in argv if a != "--summary"]
+    base, rerun = "", "stats-uncharged"
+    runs = []
+    for a in argv:
+        if a.startswith("--base="):
+            base = a[len("--base="):]
+        elif a.startswith("--rerun="):
+            rerun = a[len("--rerun="):]
+        elif a != "--summary":
+            runs.append(a)
     if any(a.startswith("-") for a in runs):
         print(__doc__, file=sys.stderr)
         sys.exit(2)
@@ -59,8 +69,8 @@ def main(argv):
         sys.exit(2)
     missing = 0
     for run in runs:
-        old = points(os.path.join(ROOT, run, "points.csv"))
-        new = points(os.path.join(ROOT, "stats-uncharged", run, "points.csv"))
+        old = points(os.path.join(ROOT, base, run, "points.csv"))
+        new = points(os.path.join(ROOT, rerun, run, "points.csv"))
         first = {}
         for k in new:
             first.setdefault((k[0], k[2], k[3], k[4]), k[1])
