@@ -190,10 +190,11 @@ pub struct Args {
     /// `status_lookups`.
     #[arg(long, value_parser = parse::parse_status_lookups, value_name = "X")]
     pub status_lookups: Option<u32>,
-    /// `pgbench-n`'s busy work inside the WAL insertion lock per WAL record, in --work's steps
-    /// (about 1 ns each), 0 to 1000000 (default 1000, an assumption): the record's copy into the
-    /// WAL buffers, taken out of --work (the transaction's CPU is unchanged). Refused with any
-    /// other workload. With --experiment, it replaces the file's `wal_hold`.
+    /// The pgbench write shapes' busy work inside the WAL insertion lock per WAL record, in
+    /// --work's steps (about 1 ns each), 0 to 1000000 (default 1000, an assumption): the
+    /// record's copy into the WAL buffers, taken out of --work (the transaction's CPU is
+    /// unchanged). Refused with any workload but pgbench-n, pgbench-write and
+    /// pgbench-write-status. With --experiment, it replaces the file's `wal_hold`.
     #[arg(long, value_parser = clap::value_parser!(u32).range(0..=1_000_000), value_name = "STEPS")]
     pub wal_hold: Option<u32>,
     /// Proc-array layouts, comma-separated: padded (≤ 9.1 PGPROC), pgxact (9.2–13), dense
@@ -447,12 +448,13 @@ pub(crate) fn check_selection(args: &Args) {
         }
     }
     if let Some(x) = args.wal_hold {
-        if let Some(w) = args.workload.iter().find(|&&w| w != Workload::PgbenchN) {
+        if let Some(w) = args.workload.iter().find(|&&w| !w.writes_wal()) {
             usage_error(
                 "--wal-hold <STEPS>",
                 &x.to_string(),
                 &format!(
-                    "workload {} has no WAL records: --wal-hold applies to pgbench-n only",
+                    "workload {} has no WAL records: --wal-hold applies to pgbench-n, \
+                     pgbench-write and pgbench-write-status only",
                     w.name()
                 ),
             );

@@ -105,9 +105,10 @@ pub struct WorkloadSpec {
     /// lookups per transaction, a number with at most two decimal places (`10`, `57.62`);
     /// `--status-lookups` on the command line replaces it. Only with `pgbench-write-status`.
     pub status_lookups: Option<toml::Value>,
-    /// `--wal-hold` (default: `lwharness::workload::DEFAULT_WAL_HOLD`): `pgbench-n`'s busy work
-    /// inside the WAL insertion lock per record, in `--work`'s steps, an integer 0 to 1000000;
-    /// `--wal-hold` on the command line replaces it. Only with `pgbench-n`.
+    /// `--wal-hold` (default: `lwharness::workload::DEFAULT_WAL_HOLD`): a pgbench write shape's
+    /// busy work inside the WAL insertion lock per record, in `--work`'s steps, an integer 0 to
+    /// 1000000; `--wal-hold` on the command line replaces it. Only with `pgbench-n`,
+    /// `pgbench-write` and `pgbench-write-status`.
     pub wal_hold: Option<toml::Value>,
 }
 
@@ -402,11 +403,12 @@ pub fn check(path: &Path, file: File) -> Result<Experiment, FieldError> {
                     );
                 }
             };
-            if let Some(o) = workloads.iter().find(|&&o| o != Workload::PgbenchN) {
+            if let Some(o) = workloads.iter().find(|&&o| !o.writes_wal()) {
                 return err(
                     "workload.wal_hold",
                     format!(
-                        "workload {} has no WAL records: wal_hold applies to pgbench-n only",
+                        "workload {} has no WAL records: wal_hold applies to pgbench-n, \
+                         pgbench-write and pgbench-write-status only",
                         o.name()
                     ),
                 );

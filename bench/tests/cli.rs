@@ -352,13 +352,13 @@ fn bad_input_exits_2_naming_the_argument() {
     expect_usage_error(
         &[
             "--workload",
-            "pgbench-n,pgbench-write",
+            "pgbench-n,pgbench-write,pgbench-select",
             "--wal-hold",
             "500",
             "--out",
             o,
         ],
-        &["--wal-hold", "pgbench-write has no WAL records"],
+        &["--wal-hold", "pgbench-select has no WAL records"],
     );
     expect_usage_error(
         &[

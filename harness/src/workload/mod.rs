@@ -79,7 +79,9 @@ pub use pgbench::{status_reads_at, status_reads_total_at, STATUS_READS_PER_100};
 pub use section_check::{SectionCheck, CHECK_EVERY};
 pub use table::Workload;
 pub use worker::{Worker, WorkerConfig};
-pub use write_state::{WriteState, DEFAULT_WAL_HOLD, NUM_XLOGINSERT_LOCKS, WAL_RECORDS_PER_N};
+pub use write_state::{
+    WriteState, DEFAULT_WAL_HOLD, NUM_XLOGINSERT_LOCKS, WAL_RECORDS_PER_N, WAL_RECORDS_PER_TPCB,
+};
 
 use crate::buffer_pool::AccountsPages;
 use crate::bufmgr::HotPage;
@@ -177,8 +179,8 @@ pub struct Shared<F: LockFamily> {
     /// Per-slot progress (one per proc-array slot; workers use slots `0..threads`).
     pub progress: Box<[CachePadded<Progress>]>,
     /// A workload's state beyond the common one: a trace's replay, a `select-*` shape's
-    /// `--era-traffic` ([`Shared::replay`], [`Shared::era`]), or `pgbench-write-status`'s count
-    /// of status lookups when it is not the default ([`Shared::with_status_lookups`]). One
+    /// `--era-traffic` ([`Shared::replay`], [`Shared::era`]), or a pgbench write shape's WAL
+    /// insertion locks, MultiXactGenLock and status lookups ([`Shared::write_state`]). One
     /// pointer for all, so that
     /// the shared state keeps its size and layout (the simulated runs of every other workload
     /// their line layout) whatever a workload adds.
@@ -193,10 +195,8 @@ enum Extra<F: LockFamily> {
     Replay(trace::Replay<F>),
     /// 9.1's shared traffic of a `select-*` shape (`--era-traffic`).
     Era(EraState<F>),
-    /// `pgbench-write-status`'s `TransactionIdGetStatus` lookups per hundred transactions
-    /// (`--status-lookups`), where not [`STATUS_READS_PER_100`].
-    StatusLookups(u64),
-    /// `pgbench-n`'s WAL insertion locks and MultiXactGenLock.
+    /// A pgbench write shape's WAL insertion locks and MultiXactGenLock (and
+    /// `pgbench-write-status`'s lookups per hundred transactions).
     Write(WriteState<F>),
 }
 
@@ -222,7 +222,7 @@ impl<F: LockFamily> Shared<F> {
     }
 
     /// [`Shared::new`], with an older release's differences `era` where the workload has them
-    /// (`--era-traffic`: a `select-*` shape its `sinval` and `freelist`, `pgbench-n` its
+    /// (`--era-traffic`: a `select-*` shape its `sinval` and `freelist`, a pgbench write shape its
     /// `walinsertlock` and `nomultixact`; other workloads ignore it). With none, a `select-*`
     /// shape allocates nothing more, so the other shapes' simulated runs keep their layout.
     pub fn with_era(workload: Workload, procs: usize, layout: Layout, era: EraTraffic) -> Self {
@@ -277,17 +277,16 @@ impl<F: LockFamily> Shared<F> {
 
     /// This state with `per_100` `TransactionIdGetStatus` lookups per hundred
     /// `pgbench-write-status` transactions (`--status-lookups`) instead of
-    /// [`STATUS_READS_PER_100`]. At the default nothing is allocated, so the default's
-    /// simulated runs keep their layout. Panics on a state that already carries a trace's
-    /// replay or era traffic (the command line refuses `--status-lookups` on any workload but
+    /// [`STATUS_READS_PER_100`]. Panics at another count on a workload without a write state
+    /// (the command line refuses `--status-lookups` on any workload but
     /// `pgbench-write-status`).
     pub fn with_status_lookups(mut self, per_100: u64) -> Self {
-        if per_100 != STATUS_READS_PER_100 {
-            assert!(
-                self.extra.is_none(),
+        match self.extra.as_deref_mut() {
+            Some(Extra::Write(st)) => st.status_per_100 = per_100,
+            _ => assert!(
+                per_100 == STATUS_READS_PER_100,
                 "--status-lookups applies to pgbench-write-status only"
-            );
-            self.extra = Some(Box::new(Extra::StatusLookups(per_100)));
+            ),
         }
         self
     }
@@ -297,13 +296,13 @@ impl<F: LockFamily> Shared<F> {
     #[inline]
     pub fn status_lookups_per_100(&self) -> u64 {
         match self.extra.as_deref() {
-            Some(Extra::StatusLookups(n)) => *n,
+            Some(Extra::Write(st)) => st.status_per_100,
             _ => STATUS_READS_PER_100,
         }
     }
 
-    /// This state with `hold` steps of busy work inside the WAL insertion lock per
-    /// `pgbench-n` WAL record (`--wal-hold`) instead of [`DEFAULT_WAL_HOLD`]. Other workloads
+    /// This state with `hold` steps of busy work inside the WAL insertion lock per WAL record
+    /// of a pgbench write shape (`--wal-hold`) instead of [`DEFAULT_WAL_HOLD`]. Other workloads
     /// have no WAL records: unchanged (the command line refuses `--wal-hold` on them).
     pub fn with_wal_hold(mut self, hold: u32) -> Self {
         if let Some(Extra::Write(st)) = self.extra.as_deref_mut() {
@@ -312,7 +311,8 @@ impl<F: LockFamily> Shared<F> {
         self
     }
 
-    /// `pgbench-n`'s WAL insertion locks and MultiXactGenLock (`pgbench-n` only).
+    /// A pgbench write shape's WAL insertion locks and MultiXactGenLock (`pgbench-n`,
+    /// `pgbench-write`, `pgbench-write-status` only).
     #[inline]
     pub fn write_state(&self) -> Option<&WriteState<F>> {
         match self.extra.as_deref() {

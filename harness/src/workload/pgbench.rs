@@ -1,8 +1,8 @@
 //! The pgbench transactions: `pgbench-select` (`-S`), `pgbench-write` (`-N` at the lock level:
-//! its statements' snapshots, the xid, the CLOG commit, the end of transaction),
-//! `pgbench-write-status` (the TPC-B-like default script at the same level, with its
-//! `TransactionIdGetStatus` lookups under the CLOG lock shared) and `pgbench-n` (`-N` statement
-//! by statement, with its buffer traffic). Each simple-query statement takes
+//! its statements' snapshots, the xid, MultiXactGenLock, the WAL records, the CLOG commit, the
+//! end of transaction), `pgbench-write-status` (the TPC-B-like default script at the same
+//! level, with its `TransactionIdGetStatus` lookups under the CLOG lock shared) and `pgbench-n`
+//! (`-N` statement by statement, with its buffer traffic). Each simple-query statement takes
 //! [`SNAPSHOTS_PER_STATEMENT`] snapshots, as `exec_simple_query` does.
 
 use super::steps::{
@@ -10,7 +10,7 @@ use super::steps::{
     statement_snapshots, take_snapshot, SNAPSHOTS_PER_STATEMENT,
 };
 use super::worker::Worker;
-use super::write_state::{WriteState, WAL_RECORDS_PER_N};
+use super::write_state::{WriteState, WAL_RECORDS_PER_N, WAL_RECORDS_PER_TPCB};
 use super::{Shared, CLOG_PAGES};
 use crate::buffer_pool::PageId;
 use crate::locks::{BenchLock, LockFamily};
@@ -47,9 +47,6 @@ pub fn status_reads_total_at(per_100: u64, txns: u64) -> u64 {
 /// an `INSERT` (`BEGIN` and `END` take none).
 const TPCB_STATEMENTS: u32 = 5;
 
-/// Statements of `-N`: an `UPDATE`, a `SELECT`, an `INSERT`.
-const N_STATEMENTS: u32 = 3;
-
 /// The lookups' xids lie in the `RECENT_XIDS` xids before the transaction's own: tuples
 /// written by recently committed (or still running) transactions, whose hint bits no one has
 /// set yet.
@@ -69,19 +66,52 @@ pub(super) fn select<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
 }
 
 /// `pgbench-write`: `-N`'s lock-level shape: the `UPDATE`'s snapshots, the xid at its first
-/// write (`GetNewTransactionId` under XidGenLock), the `SELECT`'s and the `INSERT`'s snapshots,
-/// `--work` (the statements' execution and the commit's WAL), the CLOG commit and the end of
-/// transaction. Its pages, the lock manager and WAL are left out (`pgbench-n` has the pages).
+/// write (`GetNewTransactionId` under XidGenLock), MultiXactGenLock shared and the update's
+/// WAL record, the `SELECT`'s snapshots, the `INSERT`'s and its WAL record, the commit record,
+/// the rest of `--work` (the statements' execution and the WAL flush), the CLOG commit and the
+/// end of transaction. The WAL records and MultiXactGenLock are `pgbench-n`'s (9.4+'s eight
+/// insertion locks, the backend's own; `--era-traffic walinsertlock,nomultixact` as there),
+/// each record's `--wal-hold` taken out of `--work` ([`wal_holds`]). Its pages and the lock
+/// manager are left out (`pgbench-n` has them).
 #[inline]
 pub(super) fn write<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
+    let st = s.write_state().expect("pgbench-write has its write state");
+    let (hold, rest) = wal_holds(st, w, WAL_RECORDS_PER_N);
+    // UPDATE pgbench_accounts.
     statement_snapshots(s, w);
     assign_xid(s, w);
-    for _ in 1..N_STATEMENTS {
-        statement_snapshots(s, w);
-    }
-    w.work();
+    multixact_oldest_member(st, w);
+    wal_record(st, w, hold);
+    // SELECT abalance.
+    statement_snapshots(s, w);
+    // INSERT INTO pgbench_history.
+    statement_snapshots(s, w);
+    wal_record(st, w, hold);
+    // END: the commit record, the rest of the work, the CLOG, ProcArrayEndTransaction.
+    wal_record(st, w, hold);
+    w.busy(rest);
     clog_commit(s, w, w.xid);
     end_xact(s, w);
+}
+
+/// The per-record hold of a lock-level write shape's `records` WAL records (`--wal-hold`, at
+/// most an equal share of `--work`) and the rest of `--work`, which runs outside the locks: the
+/// transaction's CPU is `--work` whatever the hold.
+#[inline]
+fn wal_holds<F: LockFamily>(st: &WriteState<F>, w: &Worker, records: u64) -> (u32, u32) {
+    let work = w.work_part_len(0, 1);
+    let hold = st.hold.min(work / records as u32);
+    (hold, work - hold * records as u32)
+}
+
+/// `MultiXactIdSetOldestMember` at a transaction's first `UPDATE` (9.3+): MultiXactGenLock
+/// shared, unless `--era-traffic nomultixact`.
+#[inline]
+fn multixact_oldest_member<F: LockFamily>(st: &WriteState<F>, w: &mut Worker) {
+    if let Some(m) = &st.multixact {
+        m.shared(|_| ());
+        w.ops += 1;
+    }
 }
 
 /// The transaction's `TransactionIdGetStatus` lookups ([`status_reads_at`] the trial's count,
@@ -112,30 +142,55 @@ pub(super) fn status_lookups<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
     }
 }
 
-/// One `pgbench-write-status` transaction: pgbench's TPC-B-like script at the lock level: the
-/// first `UPDATE`'s snapshots, the xid, the other four statements' snapshots, the status
-/// lookups, `--work`, the CLOG commit, the end of transaction. Not inlined, so that adding it
-/// left the generated code of the other workloads' transactions as it was.
+/// One `pgbench-write-status` transaction: pgbench's TPC-B-like script at the lock level,
+/// statement by statement: `UPDATE pgbench_accounts` (its snapshots, the xid,
+/// MultiXactGenLock shared, its WAL record), `SELECT abalance` (snapshots), `UPDATE
+/// pgbench_tellers` and `UPDATE pgbench_branches` (snapshots, a WAL record each), `INSERT INTO
+/// pgbench_history` (snapshots, a WAL record), the status lookups, the commit record, the rest
+/// of `--work`, the CLOG commit, the end of transaction. The WAL records and MultiXactGenLock as
+/// in [`write`]. Not inlined, so that adding it left the generated code of the other workloads'
+/// transactions as it was.
 #[inline(never)]
 pub(super) fn write_status<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
+    let st = s
+        .write_state()
+        .expect("pgbench-write-status has its write state");
+    let (hold, rest) = wal_holds(st, w, WAL_RECORDS_PER_TPCB);
+    // UPDATE pgbench_accounts.
     statement_snapshots(s, w);
     assign_xid(s, w);
-    for _ in 1..TPCB_STATEMENTS {
+    multixact_oldest_member(st, w);
+    wal_record(st, w, hold);
+    // SELECT abalance.
+    statement_snapshots(s, w);
+    // UPDATE pgbench_tellers, UPDATE pgbench_branches, INSERT INTO pgbench_history.
+    for _ in 2..TPCB_STATEMENTS {
         statement_snapshots(s, w);
+        wal_record(st, w, hold);
     }
     status_lookups(s, w);
-    w.work();
+    // END.
+    wal_record(st, w, hold);
+    w.busy(rest);
     clog_commit(s, w, w.xid);
     end_xact(s, w);
 }
 
 /// `pgbench-write-status` did [`status_reads_at`] the trial's count of lookups per transaction
-/// besides its snapshots, xid, commit and end (a validated optimistic snapshot takes no lock).
+/// besides its snapshots, xid, MultiXactGenLock, WAL records, commit and end (a validated
+/// optimistic snapshot takes no lock), and inserted [`WAL_RECORDS_PER_TPCB`] WAL records per
+/// transaction.
 pub(super) fn check_write_status<F: LockFamily>(
     s: &Shared<F>,
     workers: &[Worker],
 ) -> Result<(), String> {
-    let fixed = (TPCB_STATEMENTS * SNAPSHOTS_PER_STATEMENT) as u64 + 3;
+    let st = s
+        .write_state()
+        .expect("pgbench-write-status has its write state");
+    let fixed = (TPCB_STATEMENTS * SNAPSHOTS_PER_STATEMENT) as u64
+        + 3
+        + WAL_RECORDS_PER_TPCB
+        + st.multixact.is_some() as u64;
     for (i, w) in workers.iter().enumerate() {
         let validated = w.snapshot_outcomes[Outcome::Validated as usize];
         let want = w.txns * fixed + status_reads_total_at(s.status_lookups_per_100(), w.txns);
@@ -148,7 +203,7 @@ pub(super) fn check_write_status<F: LockFamily>(
             ));
         }
     }
-    Ok(())
+    check_wal_records(s, workers, "pgbench-write-status", WAL_RECORDS_PER_TPCB)
 }
 
 /// One WAL record: the backend's WAL insertion lock exclusive (`WALInsertLockAcquire`, or
@@ -263,15 +318,33 @@ fn statement<F: LockFamily>(s: &Shared<F>, w: &mut Worker, rels: std::ops::Range
 /// `pgbench-n` inserted [`WAL_RECORDS_PER_N`] WAL records per transaction, each counted under
 /// its WAL insertion lock (a lost count is a broken exclusive section).
 pub(super) fn check_n<F: LockFamily>(s: &Shared<F>, workers: &[Worker]) -> Result<(), String> {
-    let st = s.write_state().expect("pgbench-n has its write state");
+    check_wal_records(s, workers, "pgbench-n", WAL_RECORDS_PER_N)
+}
+
+/// `pgbench-write` inserted [`WAL_RECORDS_PER_N`] WAL records per transaction.
+pub(super) fn check_write<F: LockFamily>(s: &Shared<F>, workers: &[Worker]) -> Result<(), String> {
+    check_wal_records(s, workers, "pgbench-write", WAL_RECORDS_PER_N)
+}
+
+/// Workload `name` inserted `per_txn` WAL records per transaction, as counted under its WAL
+/// insertion locks.
+fn check_wal_records<F: LockFamily>(
+    s: &Shared<F>,
+    workers: &[Worker],
+    name: &str,
+    per_txn: u64,
+) -> Result<(), String> {
+    let st = s
+        .write_state()
+        .expect("a pgbench write shape has its write state");
     let txns: u64 = workers.iter().map(|w| w.txns).sum();
     let records = st.records();
-    if records != WAL_RECORDS_PER_N * txns {
+    if records != per_txn * txns {
         return Err(format!(
-            "pgbench-n: {records} WAL records under {} WAL insertion locks for {txns} \
+            "{name}: {records} WAL records under {} WAL insertion locks for {txns} \
              transactions, expected {}",
             st.wal.len(),
-            WAL_RECORDS_PER_N * txns
+            per_txn * txns
         ));
     }
     Ok(())

@@ -165,21 +165,25 @@ workloads! {
     }
     PgbenchWrite {
         name: "pgbench-write",
-        description: "pgbench -N at the lock level: 2 snapshots per statement, the xid (XidGenLock), CLOG commit, end-xact",
-        locks: "ProcArrayLock 6 shared + exclusive, XidGen exclusive, XactSLRU exclusive",
-        counted: Transactions, "6 snapshots, xid, CLOG commit, end-of-transaction",
-            "6 snapshots (2 per statement), the xid under XidGenLock, CLOG commit, end of \
-             transaction (pgbench -N at the lock level; 9 lock operations)",
+        description: "pgbench -N at the lock level: 2 snapshots per statement, the xid (XidGenLock), MultiXactGenLock shared, 3 WAL records, CLOG commit, end-xact",
+        locks: "ProcArrayLock 6 shared + exclusive, XidGen exclusive, MultiXactGen shared, WALInsert 3 exclusive (the backend's own of 8; --era-traffic walinsertlock: 9.1-9.3's one), XactSLRU exclusive",
+        counted: Transactions, "6 snapshots, xid, MultiXactGen, 3 WAL records, CLOG commit, end-of-transaction",
+            "6 snapshots (2 per statement), the xid under XidGenLock, MultiXactGenLock shared, \
+             3 WAL records (the UPDATE's, the INSERT's, the commit's), CLOG commit, end of \
+             transaction (pgbench -N at the lock level; 13 lock operations, 12 with \
+             --era-traffic nomultixact)",
         clog: true, proc_array: true, snapshots: true, pin: false, lmgr: None,
         transaction: pgbench::write,
+        check: pgbench::check_write,
         bad_reads: SNAPSHOTS_OUT_OF_RANGE,
     }
     PgbenchWriteStatus {
         name: "pgbench-write-status",
         description: "pgbench's TPC-B-like transaction at the lock level, with its TransactionIdGetStatus lookups under the CLOG lock shared (57.62 per transaction, PostgreSQL 15's trace)",
-        locks: "ProcArrayLock 10 shared + exclusive, XidGen exclusive, XactSLRU 57.62 shared + exclusive",
-        counted: Transactions, "10 snapshots, xid, CLOG lookups, CLOG commit, end-of-transaction",
-            "10 snapshots (2 per statement), the xid under XidGenLock, 57.62 CLOG status \
+        locks: "ProcArrayLock 10 shared + exclusive, XidGen exclusive, MultiXactGen shared, WALInsert 5 exclusive (the backend's own of 8), XactSLRU 57.62 shared + exclusive",
+        counted: Transactions, "10 snapshots, xid, MultiXactGen, 5 WAL records, CLOG lookups, CLOG commit, end-of-transaction",
+            "10 snapshots (2 per statement), the xid under XidGenLock, MultiXactGenLock \
+             shared, 5 WAL records (3 UPDATEs', the INSERT's, the commit's), 57.62 CLOG status \
              lookups (shared), CLOG commit, end of transaction (pgbench's TPC-B-like script)",
         clog: true, proc_array: true, snapshots: true, pin: false, lmgr: None,
         transaction: pgbench::write_status,
@@ -357,10 +361,13 @@ impl Workload {
     pub fn uses_lock_manager(self) -> bool {
         self.lmgr().is_some() || self == Workload::PgbenchN
     }
-    /// Whether the workload inserts WAL records under WAL insertion locks (`pgbench-n`: where
-    /// `--wal-hold` and `--era-traffic walinsertlock,nomultixact` apply).
+    /// Whether the workload inserts WAL records under WAL insertion locks (the pgbench write
+    /// shapes: where `--wal-hold` and `--era-traffic walinsertlock,nomultixact` apply).
     pub fn writes_wal(self) -> bool {
-        self == Workload::PgbenchN
+        matches!(
+            self,
+            Workload::PgbenchN | Workload::PgbenchWrite | Workload::PgbenchWriteStatus
+        )
     }
     /// The buffer-mapping partitions of the `pgbench_accounts` pages the workload reads, if it
     /// reads them: 16 for the 9.1 and 9.2 shapes (`NUM_BUFFER_PARTITIONS` until 9.5), 128 for

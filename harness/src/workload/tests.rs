@@ -242,7 +242,8 @@ fn pin_vm_reads_the_map_with_no_lock_and_is_checked() {
 }
 
 /// pgbench-write-status: 57 or 58 shared CLOG lookups per transaction (5 762 per hundred)
-/// besides its 10 snapshots, xid, commit and end, its own previous commit seen committed.
+/// besides its 10 snapshots, xid, MultiXactGenLock, 5 WAL records, commit and end, its own
+/// previous commit seen committed.
 #[test]
 fn pgbench_write_status_looks_up_recent_xids_under_the_clog_lock_shared() {
     let wl = Workload::PgbenchWriteStatus;
@@ -251,7 +252,7 @@ fn pgbench_write_status_looks_up_recent_xids_under_the_clog_lock_shared() {
     for _ in 0..100 {
         transaction(wl, &s, &mut w);
     }
-    assert_eq!(w.ops, 100 * 13 + STATUS_READS_PER_100);
+    assert_eq!(w.ops, 100 * 19 + STATUS_READS_PER_100);
     assert_eq!(
         (
             status_reads_at(STATUS_READS_PER_100, 0),
@@ -288,12 +289,13 @@ fn status_lookups_set_the_shared_clog_acquisitions_per_transaction() {
             assert_eq!(got.get(&("ProcArray", "shared")), Some(&10));
             assert_eq!(got.get(&("XactSLRU", "exclusive")), Some(&1));
         }
-        assert_eq!(w.ops, 20 * (13 + each));
+        assert_eq!(w.ops, 20 * (19 + each));
         assert_eq!(w.bad_reads, 0);
         check(wl, &s, std::slice::from_ref(&w)).unwrap();
         // The default's count does not pass for this trial.
         let d = Shared::<Counted>::new(wl, 1, Layout::Dense);
-        assert!(check(wl, &d, std::slice::from_ref(&w)).is_err());
+        let e = pgbench::check_write_status(&d, std::slice::from_ref(&w)).unwrap_err();
+        assert!(e.contains("lock operations"), "{e}");
     }
     assert_eq!(
         (0..4).map(|t| status_reads_at(1050, t)).collect::<Vec<_>>(),
@@ -335,6 +337,8 @@ fn the_rows_lock_counts_are_what_a_transaction_takes() {
                 ("ProcArray", "shared", 6),
                 ("ProcArray", "exclusive", 1),
                 ("XidGen", "exclusive", 1),
+                ("MultiXactGen", "shared", 1),
+                ("WALInsert", "exclusive", 3),
                 ("XactSLRU", "exclusive", 1),
             ],
         ),
@@ -344,6 +348,8 @@ fn the_rows_lock_counts_are_what_a_transaction_takes() {
                 ("ProcArray", "shared", 10),
                 ("ProcArray", "exclusive", 1),
                 ("XidGen", "exclusive", 1),
+                ("MultiXactGen", "shared", 1),
+                ("WALInsert", "exclusive", 5),
                 ("XactSLRU", "exclusive", 1),
             ],
         ),
@@ -632,9 +638,16 @@ fn pgbench_n_era_takes_one_wal_insert_lock_and_no_multixact_gen() {
             st.wal_lock(1 + NUM_XLOGINSERT_LOCKS)
         ));
     }
-    // Only pgbench-n has the state.
+    // The lock-level write shapes have the same state and take the era's differences; the
+    // other workloads have none.
+    for wl in [Workload::PgbenchWrite, Workload::PgbenchWriteStatus] {
+        let s = Shared::<crate::locks::StdFamily>::with_era(wl, 1, Layout::Dense, EraTraffic::ALL);
+        let st = s.write_state().unwrap();
+        assert_eq!((st.wal.len(), st.multixact.is_some()), (1, false));
+        assert!(s.era().is_none());
+    }
     let other = Shared::<crate::locks::StdFamily>::with_era(
-        Workload::PgbenchWrite,
+        Workload::PgbenchSelect,
         1,
         Layout::Dense,
         EraTraffic::ALL,
@@ -642,52 +655,68 @@ fn pgbench_n_era_takes_one_wal_insert_lock_and_no_multixact_gen() {
     assert!(other.write_state().is_none() && other.era().is_none());
 }
 
-/// Three `pgbench-n` workers interleaved, with and without 9.2's one WALInsertLock: the trial's
-/// checks pass, each lock counted its records (three per transaction, every one under the one
-/// lock in the era), and a lost record fails the check, naming it. The hold comes out of
-/// `--work`: a worker runs the same xorshift steps with any hold (its random state ends equal).
+/// Three workers of each pgbench write shape interleaved, with and without 9.2's one
+/// WALInsertLock: the trial's checks pass, each lock counted its records (three per `-N`
+/// transaction, five per TPC-B-like one, every one under the one lock in the era), and a lost
+/// record fails the check, naming it. The hold comes out of `--work`: a `pgbench-n` worker runs
+/// the same xorshift steps with any hold (its random state ends equal: each hold is followed by
+/// the rest of its part, so the draws keep their order). The lock-level shapes run their rest
+/// after the last record, so their draws interleave with the section checks' differently;
+/// their CPU per transaction is held to `--work` on the simulator
+/// (`bench/tests/sim_engine.rs`, `work_costs_its_nanoseconds_on_every_pgbench_shape`).
 #[test]
-fn pgbench_n_wal_records_are_counted_under_their_locks() {
+fn pgbench_write_shapes_wal_records_are_counted_under_their_locks() {
     use crate::era_traffic::EraTraffic;
     type F = crate::locks::StdFamily;
-    let wl = Workload::PgbenchN;
-    let mut rngs = Vec::new();
-    for (era, hold) in [
-        (EraTraffic::NONE, DEFAULT_WAL_HOLD),
-        (EraTraffic::WRITE, DEFAULT_WAL_HOLD),
-        (EraTraffic::WRITE, 0),
-        (EraTraffic::WRITE, 7),
+    for (wl, records) in [
+        (Workload::PgbenchN, WAL_RECORDS_PER_N),
+        (Workload::PgbenchWrite, WAL_RECORDS_PER_N),
+        (Workload::PgbenchWriteStatus, WAL_RECORDS_PER_TPCB),
     ] {
-        let s = Shared::<F>::with_era(wl, 3, Layout::Dense, era).with_wal_hold(hold);
-        let cfg = WorkerConfig {
-            write_pct: 0,
-            work: 100,
-            time_every: 2,
-            strategy: Strategy::Scan,
-            idle_us: 0,
-        };
-        let mut ws: Vec<Worker> = (0..3).map(|i| Worker::new(i, 3, cfg)).collect();
-        for _ in 0..20 {
-            for w in ws.iter_mut() {
-                transaction(wl, &s, w);
+        let mut rngs = Vec::new();
+        for (era, hold) in [
+            (EraTraffic::NONE, DEFAULT_WAL_HOLD),
+            (EraTraffic::WRITE, DEFAULT_WAL_HOLD),
+            (EraTraffic::WRITE, 0),
+            (EraTraffic::WRITE, 7),
+        ] {
+            let s = Shared::<F>::with_era(wl, 3, Layout::Dense, era).with_wal_hold(hold);
+            let cfg = WorkerConfig {
+                write_pct: 0,
+                work: 100,
+                time_every: 2,
+                strategy: Strategy::Scan,
+                idle_us: 0,
+            };
+            let mut ws: Vec<Worker> = (0..3).map(|i| Worker::new(i, 3, cfg)).collect();
+            for _ in 0..20 {
+                for w in ws.iter_mut() {
+                    transaction(wl, &s, w);
+                }
             }
+            check(wl, &s, &ws).unwrap();
+            let st = s.write_state().unwrap();
+            assert_eq!(st.hold, hold);
+            let per_lock: Vec<u64> = st.wal.iter().map(|l| l.shared(|n| *n)).collect();
+            let want: Vec<u64> = if era.wal_insert_lock() {
+                vec![records * 60]
+            } else {
+                (0..NUM_XLOGINSERT_LOCKS)
+                    .map(|i| if i < 3 { records * 20 } else { 0 })
+                    .collect()
+            };
+            assert_eq!(per_lock, want, "{} {}", wl.name(), era.name());
+            rngs.push(ws.iter().map(|w| w.rng).collect::<Vec<_>>());
+            st.wal[0].exclusive(|n| *n -= 1);
+            let e = check(wl, &s, &ws).unwrap_err();
+            assert!(e.contains("WAL records") && e.contains(wl.name()), "{e}");
         }
-        check(wl, &s, &ws).unwrap();
-        let st = s.write_state().unwrap();
-        assert_eq!(st.hold, hold);
-        let per_lock: Vec<u64> = st.wal.iter().map(|l| l.shared(|n| *n)).collect();
-        let want: Vec<u64> = if era.wal_insert_lock() {
-            vec![WAL_RECORDS_PER_N * 60]
-        } else {
-            (0..NUM_XLOGINSERT_LOCKS)
-                .map(|i| if i < 3 { WAL_RECORDS_PER_N * 20 } else { 0 })
-                .collect()
-        };
-        assert_eq!(per_lock, want, "{}", era.name());
-        rngs.push(ws.iter().map(|w| w.rng).collect::<Vec<_>>());
-        st.wal[0].exclusive(|n| *n -= 1);
-        let e = check(wl, &s, &ws).unwrap_err();
-        assert!(e.contains("WAL records"), "{e}");
+        if wl == Workload::PgbenchN {
+            assert!(
+                rngs.windows(2).all(|p| p[0] == p[1]),
+                "{} {rngs:?}",
+                wl.name()
+            );
+        }
     }
-    assert!(rngs.windows(2).all(|p| p[0] == p[1]));
 }
