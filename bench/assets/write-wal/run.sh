@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The graded runs of the lock-level write shapes (`pgbench-write`: group clear;
+# `pgbench-write-status`: seed 004) rerun after the shapes gained MultiXactGenLock and their WAL
+# records under the WAL insertion locks; docs/results.md, "The lock-level write shapes with their
+# WAL records", has the figures.
+#
+# Run from the repository root with the simulated build:
+#   RUSTFLAGS="--cfg lwsim" CARGO_TARGET_DIR=target/lwsim cargo build --release -p bench --features stats
+#   bench/assets/write-wal/run.sh          # every part
+#   bench/assets/write-wal/run.sh b        # one part: a (group clear), b (seed 004, 32-96), c (seed 004, 192)
+# Each part writes bench/assets/write-wal/<the committed run's path>; the same seeds and settings
+# as the committed run (its meta.json), with the counters uncharged as in bench/assets/stats-uncharged/:
+#   bench/assets/stats-uncharged/compare.py --base=stats-uncharged --rerun=write-wal RUN
+set -euo pipefail
+B=${B:-target/lwsim/release/lwbench}
+JOBS=${JOBS:-1}
+D=bench/assets/write-wal/experiments
+E=bench/experiments
+part() {
+    case $1 in
+    a) rm -rf "$D/group-clear"; mkdir -p "$D"
+       "$B" --experiment $E/group-clear.toml --engine sim --jobs "$JOBS" --out "$D/group-clear" ;;
+    b) mkdir -p "$D/seed-004-clog-group"
+       find "$D/seed-004-clog-group" -maxdepth 1 -type f -delete
+       "$B" --experiment $E/seed-004-clog-group.toml --engine sim --threads 32,64,96 --jobs "$JOBS" \
+           --out "$D/seed-004-clog-group" ;;
+    c) rm -rf "$D/seed-004-clog-group/past-cores"; mkdir -p "$D/seed-004-clog-group"
+       "$B" --experiment $E/seed-004-clog-group.toml --engine sim --threads 192 --duration 100ms \
+           --jobs "$JOBS" --out "$D/seed-004-clog-group/past-cores" ;;
+    *) echo "run.sh: unknown part '$1' (a, b, c)" >&2; exit 2 ;;
+    esac
+}
+if [ $# -eq 0 ]; then set -- a b c; fi
+for p in "$@"; do part "$p"; done
