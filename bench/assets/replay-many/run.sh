@@ -38,17 +38,26 @@ part() {
     # The 8-socket profile (160 hardware threads): -S at up to 3x its threads.
     S8) "$B" --engine sim --platform xeon-8s-westmere-ex --jobs "$JOBS" --seed 1 "${ten[@]}" "${S[@]}" \
         --locks "$ATOMIC" --threads 16,80,160,480 --out "$D/S8" ;;
+    # -N on the 8-socket profile, the 9.5+ families, the same client counts.
+    N8) "$B" --engine sim --platform xeon-8s-westmere-ex --jobs "$JOBS" --seed 1 "${ten[@]}" "${N[@]}" \
+        --locks "$ATOMIC" --threads 16,80,160,480 --out "$D/N8" ;;
     # The structural option (the sensitivity arm), at the largest client count: a plain
     # store's grant opens no residency window (only an RMW's does); five seeds.
     S-residency0) "$B" "${common[@]}" "${S[@]}" --trials 5 --set residency_after_store=0 \
         --locks "$ATOMIC" --threads 216 --out "$D/S-residency0" ;;
     N-residency0) "$B" "${common[@]}" "${N[@]}" --trials 5 --set residency_after_store=0 \
         --locks "$ATOMIC" --threads 216 --out "$D/N-residency0" ;;
+    # The second structural option: a line's ownership kept until the next request's snoop
+    # reaches its owner (no fixed residency window); five seeds, 216 clients.
+    S-ownership) "$B" "${common[@]}" "${S[@]}" --trials 5 --set ownership_until_snoop=1 \
+        --locks "$ATOMIC" --threads 216 --out "$D/S-ownership" ;;
+    N-ownership) "$B" "${common[@]}" "${N[@]}" --trials 5 --set ownership_until_snoop=1 \
+        --locks "$ATOMIC" --threads 216 --out "$D/N-ownership" ;;
     *)
-        echo "run.sh: unknown part '$1' (S, N, S-spin, N-spin, T, T-spin, S8, S-residency0, N-residency0)" >&2
+        echo "run.sh: unknown part '$1' (S, N, S-spin, N-spin, T, T-spin, S8, N8, S-residency0, N-residency0, S-ownership, N-ownership)" >&2
         exit 2
         ;;
     esac
 }
-if [ $# -eq 0 ]; then set -- N S S-spin N-spin T T-spin S8 N-residency0 S-residency0; fi
+if [ $# -eq 0 ]; then set -- N S S-spin N-spin T T-spin S8 N8 N-residency0 S-residency0 S-ownership N-ownership; fi
 for p in "$@"; do part "$p"; done
