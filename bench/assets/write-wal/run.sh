@@ -7,7 +7,8 @@
 # Run from the repository root with the simulated build:
 #   RUSTFLAGS="--cfg lwsim" CARGO_TARGET_DIR=target/lwsim cargo build --release -p bench --features stats
 #   bench/assets/write-wal/run.sh          # every part
-#   bench/assets/write-wal/run.sh b        # one part: a (group clear), b (seed 004, 32-96), c (seed 004, 192)
+#   bench/assets/write-wal/run.sh b        # one part: a (group clear), b (seed 004, 32-96), c (seed 004, 192),
+#                                          # d and e (their parameter sweeps)
 # Each part writes bench/assets/write-wal/<the committed run's path>; the same seeds and settings
 # as the committed run (its meta.json), with the counters uncharged as in bench/assets/stats-uncharged/:
 #   bench/assets/stats-uncharged/compare.py --base=stats-uncharged --rerun=write-wal RUN
@@ -18,7 +19,8 @@ D=bench/assets/write-wal/experiments
 E=bench/experiments
 part() {
     case $1 in
-    a) rm -rf "$D/group-clear"; mkdir -p "$D"
+    a) mkdir -p "$D/group-clear"
+       find "$D/group-clear" -maxdepth 1 -type f -delete
        "$B" --experiment $E/group-clear.toml --engine sim --jobs "$JOBS" --out "$D/group-clear" ;;
     b) mkdir -p "$D/seed-004-clog-group"
        find "$D/seed-004-clog-group" -maxdepth 1 -type f -delete
@@ -27,8 +29,18 @@ part() {
     c) rm -rf "$D/seed-004-clog-group/past-cores"; mkdir -p "$D/seed-004-clog-group"
        "$B" --experiment $E/seed-004-clog-group.toml --engine sim --threads 192 --duration 100ms \
            --jobs "$JOBS" --out "$D/seed-004-clog-group/past-cores" ;;
-    *) echo "run.sh: unknown part '$1' (a, b, c)" >&2; exit 2 ;;
+    # The parameter sweeps (each key halved and doubled, the same seeds): seed 004 at 32-96
+    # clients, group clear at 64.
+    d) rm -rf "$D/seed-004-clog-group/sensitivity"; mkdir -p "$D/seed-004-clog-group"
+       "$B" --experiment $E/seed-004-clog-group.toml --engine sim --threads 32,64,96 \
+           --sensitivity residency_ns,jitter,futex_wake_ns,instruction_ns --jobs "$JOBS" \
+           --out "$D/seed-004-clog-group/sensitivity" ;;
+    e) rm -rf "$D/group-clear/sensitivity"; mkdir -p "$D/group-clear"
+       "$B" --experiment $E/group-clear.toml --engine sim --threads 64 \
+           --sensitivity residency_ns,jitter,futex_wake_ns,instruction_ns --jobs "$JOBS" \
+           --out "$D/group-clear/sensitivity" ;;
+    *) echo "run.sh: unknown part '$1' (a, b, c, d, e)" >&2; exit 2 ;;
     esac
 }
-if [ $# -eq 0 ]; then set -- a b c; fi
+if [ $# -eq 0 ]; then set -- a b c d e; fi
 for p in "$@"; do part "$p"; done
