@@ -59,3 +59,8 @@ if [ "$part" = f ] || [ "$part" = all ]; then
     rm -rf "$D/experiments/seed-004-clog-group/residency"
     $B --experiment bench/experiments/seed-004-clog-group.toml --engine sim --threads 32,64,96 --sensitivity residency_ns --jobs 2 --out $D/experiments/seed-004-clog-group/residency
 fi
+if [ "$part" = g ] || [ "$part" = all ]; then
+    # Seed 002's parameter sweep (-S, every client count of its file).
+    rm -rf "$D/experiments/seed-002-snapshot/sensitivity"
+    $B --experiment bench/experiments/seed-002-snapshot.toml --engine sim --sensitivity residency_ns,jitter,futex_wake_ns,instruction_ns --jobs 2 --out $D/experiments/seed-002-snapshot/sensitivity
+fi
