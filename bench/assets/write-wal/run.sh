@@ -8,7 +8,7 @@
 #   RUSTFLAGS="--cfg lwsim" CARGO_TARGET_DIR=target/lwsim cargo build --release -p bench --features stats
 #   bench/assets/write-wal/run.sh          # every part
 #   bench/assets/write-wal/run.sh b        # one part: a (group clear), b (seed 004, 32-96), c (seed 004, 192),
-#                                          # d and e (their parameter sweeps)
+#                                          # d and e (their parameter sweeps), f (group clear, 50 ms)
 # Each part writes bench/assets/write-wal/<the committed run's path>; the same seeds and settings
 # as the committed run (its meta.json), with the counters uncharged as in bench/assets/stats-uncharged/:
 #   bench/assets/stats-uncharged/compare.py --base=stats-uncharged --rerun=write-wal RUN
@@ -39,8 +39,13 @@ part() {
        "$B" --experiment $E/group-clear.toml --engine sim --threads 64 \
            --sensitivity residency_ns,jitter,futex_wake_ns,instruction_ns --jobs "$JOBS" \
            --out "$D/group-clear/sensitivity" ;;
-    *) echo "run.sh: unknown part '$1' (a, b, c, d, e)" >&2; exit 2 ;;
+    # Group clear past its 64 cores in windows long enough for the timescale rule (>= 20
+    # context switches per client): 128 and 256 clients, 50 ms.
+    f) rm -rf "$D/group-clear/long"; mkdir -p "$D/group-clear"
+       "$B" --experiment $E/group-clear.toml --engine sim --threads 128,256 --duration 50ms \
+           --jobs "$JOBS" --out "$D/group-clear/long" ;;
+    *) echo "run.sh: unknown part '$1' (a, b, c, d, e, f)" >&2; exit 2 ;;
     esac
 }
-if [ $# -eq 0 ]; then set -- a b c d e; fi
+if [ $# -eq 0 ]; then set -- a b c d e f; fi
 for p in "$@"; do part "$p"; done
