@@ -447,10 +447,10 @@ fn futex_compare_sees_a_store_made_during_the_system_call() {
 }
 
 /// Two cores, five threads started together: two long ones (300 ms of work) and three short
-/// ones (a 1 ms sleep, then 100 ms of work), all in 10 us steps. Sleeps and wakeups to the last
-/// core leave core 0 with a long thread and two short ones and core 1 with the other long one
-/// and one short one; when that short one ends (at 197 ms) core 1 runs one thread and core 0
-/// three. `factor` is `balance_busy_factor`. Returns the short threads' finish times (ps) and
+/// ones (a 1 ms sleep, then 100 ms of work), all in 10 us steps. Starts and wakeups to the last
+/// core leave core 0 with a long thread and one short one and core 1 with the other long one
+/// and two short ones; when core 0's short one ends (at 197 ms) core 0 runs one thread and
+/// core 1 three. `factor` is `balance_busy_factor`. Returns the short threads' finish times (ps) and
 /// the report.
 fn three_against_one(factor: u32) -> (Vec<u64>, lwsim::Report) {
     let mut p = broadwell();
@@ -486,9 +486,9 @@ fn three_against_one(factor: u32) -> (Vec<u64>, lwsim::Report) {
 }
 
 /// Periodic load balancing (`balance_busy_factor`): without it a busy core never takes work
-/// from a busier one, so three threads share core 0 while core 1 runs one; with it (factor 1:
+/// from a busier one, so three threads share core 1 while core 0 runs one; with it (factor 1:
 /// the two cores' L3 domain, 36 hardware threads on the Broadwell, every 36 ms from a busy
-/// core) core 1 pulls a queued thread from core 0, and the last short thread finishes sooner.
+/// core) core 0 pulls a queued thread from core 1, and the last short thread finishes sooner.
 /// Deterministic: without balancing the run is the same as before the balancer existed.
 #[test]
 fn periodic_balancing_moves_a_queued_thread_to_the_less_loaded_core() {
@@ -497,9 +497,9 @@ fn periodic_balancing_moves_a_queued_thread_to_the_less_loaded_core() {
     assert_eq!((off.len(), on.len()), (3, 3));
     assert_eq!(r_off.total().balance_pulls, 0, "{}", r_off.summary());
     let pulls: Vec<u64> = r_on.per_core.iter().map(|c| c.balance_pulls).collect();
-    assert_eq!(pulls, [0, 1], "{}", r_on.summary());
+    assert_eq!(pulls, [1, 0], "{}", r_on.summary());
     let last = |v: &[u64]| *v.iter().max().unwrap();
-    // Without balancing the last two short threads share core 0 with a long one to the end.
+    // Without balancing the last two short threads share core 1 with a long one to the end.
     assert!(last(&off) >= 300_000_000_000, "{off:?}");
     assert!(
         (last(&on) as f64) < 0.92 * last(&off) as f64,
@@ -590,4 +590,60 @@ fn wake_placement_picks_the_previous_cores_l3_under_select_idle_sibling() {
     // Everything else is the same: the same operations, threads and wakeups.
     let (t0, t1) = (r0.total(), r1.total());
     assert_eq!((t0.ops, t0.futex_wakes), (t1.ops, t1.futex_wakes));
+}
+
+/// One core: a holder sets a flag and computes 20 ms in 10 us steps before clearing it; a
+/// poller, queued behind it, reads the flag between 1 ms sleeps (PostgreSQL's `s_lock` delays).
+/// Returns the holder's release time, the poller's reads and the report.
+fn holder_and_sleeping_poller() -> (u64, u64, lwsim::Report) {
+    let out = Arc::new(Mutex::new((0u64, 0u64)));
+    let o2 = out.clone();
+    let r = lwsim::run(SimConfig::new(broadwell(), 1), move || {
+        let flag = Arc::new(Padded(AtomicU32::new(0)));
+        let (f1, o1) = (flag.clone(), o2.clone());
+        let holder = lwsim::thread::spawn(move || {
+            f1.0.store(1, Ordering::Release);
+            for _ in 0..2000 {
+                lwsim::compute(10_000);
+            }
+            o1.lock().unwrap().0 = ps();
+            f1.0.store(0, Ordering::Release);
+        });
+        let (f2, o3) = (flag.clone(), o2.clone());
+        let poller = lwsim::thread::spawn(move || {
+            let mut reads = 0;
+            while f2.0.load(Ordering::Acquire) == 1 {
+                reads += 1;
+                lwsim::sleep_micros(1000);
+            }
+            o3.lock().unwrap().1 = reads;
+        });
+        holder.join().unwrap();
+        poller.join().unwrap();
+    });
+    let (release, reads) = *out.lock().unwrap();
+    (release, reads, r)
+}
+
+/// A thread in a timed sleep is off its core's run queue until its timer fires (the kernel
+/// dequeues it at the sleep and enqueues it at the wakeup): the holder, preempted at its slice's
+/// end and at each of the poller's wakeups (the poller's vruntime stays far behind), runs
+/// whenever the poller sleeps, and releases after its 20 ms of work and the poller's few short
+/// runs. Before the fix, the OS model took the poller's wakeup as soon as it began to sleep,
+/// putting it back on the run queue (and, when the holder ran next, asking for its preemption)
+/// for the whole sleep, so the holder was preempted again at nearly every run and released
+/// only after more than 100 s of virtual time and 100 000 reads: the stuck-spinlock pattern.
+#[test]
+fn a_sleeping_thread_leaves_the_core_to_a_preempted_holder() {
+    let (release, reads, r) = holder_and_sleeping_poller();
+    let work = 20_000_000_000u64;
+    assert!(
+        release < work + 1_000_000_000,
+        "the holder released at {release} ps after {reads} reads: {}",
+        r.summary()
+    );
+    // The poller read the flag about once per ms from its first run (the holder's slice end,
+    // at 12 ms) to the release, and was woken into the queue each time.
+    assert!((5..=12).contains(&reads), "{reads} reads: {}", r.summary());
+    assert!(r.total().involuntary_switches >= reads, "{}", r.summary());
 }

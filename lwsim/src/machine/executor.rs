@@ -249,11 +249,15 @@ impl Machine {
         }
     }
 
-    /// Before an operation: the OS model may take a core for the running task, balance or
-    /// preempt it (a thread only); then it goes unless another task's key is smaller.
+    /// Before an operation: once the running task's key is the smallest (below the horizon),
+    /// the OS model may take a core for it, balance or preempt it (a thread only); then it goes
+    /// unless that moved its key past another task's. The OS model's state is shared state: it
+    /// acts at the task's clock only after every earlier event, so a thread back from a timed
+    /// sleep arrives on a core when its timer fires, on the cores' state then (acting first would
+    /// put the sleeper on a run queue, or an idle core, from the moment it began to sleep).
     fn prepare(&mut self) -> Prep {
         let id = self.current;
-        if self.tasks[id].parked {
+        if self.tasks[id].parked || self.key(id) >= self.horizon {
             return Prep::Yield;
         }
         if !self.tasks[id].supervisor

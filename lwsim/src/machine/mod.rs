@@ -34,7 +34,9 @@
 //! task's clock and advances it by the operation's cost. Ordering is conservative: a task performs
 //! an operation only while its `(clock, priority)` key is below every other eligible task's (the
 //! *horizon*), otherwise it yields and the scheduler runs the smallest key. So operations on
-//! shared state happen in virtual-time order.
+//! shared state happen in virtual-time order, the OS model's included: what it does before a
+//! thread's operation (a core taken after a sleep or wakeup, a slice check, a balance) waits
+//! for the thread's key to be the smallest too.
 //!
 //! # Random streams
 //! Each model draws from a stream of its own, keyed by the run's seed, so that a change to one
