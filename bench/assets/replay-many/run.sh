@@ -15,10 +15,7 @@ JOBS=${JOBS:-2}
 D=bench/assets/replay-many
 # The families: 9.5+ atomic, 9.6 group clear, 11 CLOG group update (with the group clear), the
 # drop-in default (lwlock::RwLock's raw lock); and the spinlock era, 9.4 classic and the 2011
-# FlexLock patch (ProcArrayLock a FlexLock over the classic LWLock, the rest classic). On -S the
-# spinlock era runs below 216 clients only: at 216 on 72 hardware threads a trial ends in
-# PostgreSQL's stuck-spinlock PANIC under the simulated CFS (docs/results.md says why); -N and
-# TPC-B-like run it at 216 too.
+# FlexLock patch (ProcArrayLock a FlexLock over the classic LWLock, the rest classic).
 ATOMIC=atomic,group-clear,clog-group,atomic-empty-yield
 SPIN=classic,flexlock-2011
 common=(--engine sim --platform xeon-2s-broadwell --jobs "$JOBS" --seed 1)
@@ -30,7 +27,7 @@ part() {
     case $1 in
     S) "$B" "${common[@]}" "${ten[@]}" "${S[@]}" --locks "$ATOMIC" --threads 8,36,72,216 --out "$D/S" ;;
     N) "$B" "${common[@]}" "${ten[@]}" "${N[@]}" --locks "$ATOMIC" --threads 8,36,72,216 --out "$D/N" ;;
-    S-spin) "$B" "${common[@]}" "${ten[@]}" "${S[@]}" --locks "$SPIN" --threads 8,36,72 --out "$D/S-spin" ;;
+    S-spin) "$B" "${common[@]}" "${ten[@]}" "${S[@]}" --locks "$SPIN" --threads 8,36,72,216 --out "$D/S-spin" ;;
     N-spin) "$B" "${common[@]}" "${ten[@]}" "${N[@]}" --locks "$SPIN" --threads 8,36,72,216 --out "$D/N-spin" ;;
     # pgbench's TPC-B-like default: the clog-group family applies here (the CLOG is written).
     T) "$B" "${common[@]}" "${ten[@]}" "${T[@]}" --locks "$ATOMIC" --threads 8,36,72,216 --out "$D/T" ;;
