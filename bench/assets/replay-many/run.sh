@@ -50,11 +50,20 @@ part() {
         --locks "$ATOMIC" --threads 216 --out "$D/S-ownership" ;;
     N-ownership) "$B" "${common[@]}" "${N[@]}" --trials 5 --set ownership_until_snoop=1 \
         --locks "$ATOMIC" --threads 216 --out "$D/N-ownership" ;;
+    # 216 clients in windows long enough for the timescale rule (>= 20 context switches per
+    # client): -S's clients never block at 216 (they leave a core only at a slice's end, 8 ms),
+    # TPC-B-like's block about twice per 20 ms, -N's spinlock era and drop-in default 6-19 times.
+    S-long) "$B" "${common[@]}" "${ten[@]}" --workload trace:bench/traces/pg15-S-c1 --duration 250ms \
+        --warmup 3ms --locks "$ATOMIC,$SPIN" --threads 216 --out "$D/S-long" ;;
+    T-long) "$B" "${common[@]}" "${ten[@]}" --workload trace:bench/traces/pg15-tpcb-c1 --duration 120ms \
+        --warmup 5ms --locks "$ATOMIC,$SPIN" --threads 216 --out "$D/T-long" ;;
+    N-long) "$B" "${common[@]}" "${ten[@]}" --workload trace:bench/traces/pg15-N-c1 --duration 80ms \
+        --warmup 5ms --locks classic,flexlock-2011,atomic-empty-yield --threads 216 --out "$D/N-long" ;;
     *)
-        echo "run.sh: unknown part '$1' (S, N, S-spin, N-spin, T, T-spin, S8, N8, S-residency0, N-residency0, S-ownership, N-ownership)" >&2
+        echo "run.sh: unknown part '$1' (S, N, S-spin, N-spin, T, T-spin, S8, N8, S-residency0, N-residency0, S-ownership, N-ownership, S-long, T-long, N-long)" >&2
         exit 2
         ;;
     esac
 }
-if [ $# -eq 0 ]; then set -- N S S-spin N-spin T T-spin S8 N8 N-residency0 S-residency0 S-ownership N-ownership; fi
+if [ $# -eq 0 ]; then set -- N S S-spin N-spin T T-spin S8 N8 N-residency0 S-residency0 S-ownership N-ownership S-long T-long N-long; fi
 for p in "$@"; do part "$p"; done
