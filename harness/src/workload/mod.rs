@@ -265,7 +265,10 @@ impl<F: LockFamily> Shared<F> {
             progress: (0..procs).map(|_| Default::default()).collect(),
             extra: match workload.trace() {
                 Some(t) => Some(Box::new(Extra::Replay(trace::Replay::new(t, procs)))),
-                None if workload.writes_wal() => Some(Box::new(Extra::Write(WriteState::new(era)))),
+                None if workload.writes_wal() => Some(Box::new(Extra::Write(WriteState::new(
+                    era,
+                    STATUS_READS_PER_100,
+                )))),
                 None if !era.is_none() => Some(Box::new(Extra::Era(EraState {
                     sinval: era.sinval().then(|| Sinval::new(procs)),
                     freelists: era.freelist().then(LockHashFreelists::default),

@@ -45,13 +45,14 @@ pub struct WriteState<F: LockFamily> {
     /// Busy work inside the WAL insertion lock per record (`--wal-hold`).
     pub hold: u32,
     /// `pgbench-write-status`'s `TransactionIdGetStatus` lookups per hundred transactions
-    /// (`--status-lookups`; default [`STATUS_READS_PER_100`](super::STATUS_READS_PER_100)).
+    /// (`--status-lookups`; `Shared` starts it at `STATUS_READS_PER_100`).
     pub status_per_100: u64,
 }
 
 impl<F: LockFamily> WriteState<F> {
-    /// The state for `era` (its `walinsertlock` and `nomultixact`), at the default hold.
-    pub fn new(era: EraTraffic) -> Self {
+    /// The state for `era` (its `walinsertlock` and `nomultixact`), at the default hold, with
+    /// `status_per_100` status lookups per hundred `pgbench-write-status` transactions.
+    pub fn new(era: EraTraffic, status_per_100: u64) -> Self {
         let wal = Tranche::register("WALInsert");
         let locks = if era.wal_insert_lock() {
             1
@@ -65,7 +66,7 @@ impl<F: LockFamily> WriteState<F> {
             multixact: (!era.no_multixact())
                 .then(|| CachePadded::new(F::Lock::new((), Tranche::register("MultiXactGen")))),
             hold: DEFAULT_WAL_HOLD,
-            status_per_100: super::STATUS_READS_PER_100,
+            status_per_100,
         }
     }
 
