@@ -59,11 +59,18 @@ part() {
         --warmup 5ms --locks "$ATOMIC,$SPIN" --threads 216 --out "$D/T-long" ;;
     N-long) "$B" "${common[@]}" "${ten[@]}" --workload trace:bench/traces/pg15-N-c1 --duration 80ms \
         --warmup 5ms --locks classic,flexlock-2011,atomic-empty-yield --threads 216 --out "$D/N-long" ;;
+    # At the core count too (one client per hardware thread): TPC-B-like at 72 clients (its
+    # convoy leaves about 11 switches per client in 20 ms) and -N on the 8-socket profile at 160.
+    T72-long) "$B" "${common[@]}" "${ten[@]}" --workload trace:bench/traces/pg15-tpcb-c1 --duration 120ms \
+        --warmup 5ms --locks atomic,group-clear,clog-group,"$SPIN" --threads 72 --out "$D/T72-long" ;;
+    N8-long) "$B" --engine sim --platform xeon-8s-westmere-ex --jobs "$JOBS" --seed 1 "${ten[@]}" \
+        --workload trace:bench/traces/pg15-N-c1 --duration 40ms --warmup 5ms \
+        --locks atomic,atomic-empty-yield --threads 160 --out "$D/N8-long" ;;
     *)
-        echo "run.sh: unknown part '$1' (S, N, S-spin, N-spin, T, T-spin, S8, N8, S-residency0, N-residency0, S-ownership, N-ownership, S-long, T-long, N-long)" >&2
+        echo "run.sh: unknown part '$1' (S, N, S-spin, N-spin, T, T-spin, S8, N8, S-residency0, N-residency0, S-ownership, N-ownership, S-long, T-long, N-long, T72-long, N8-long)" >&2
         exit 2
         ;;
     esac
 }
-if [ $# -eq 0 ]; then set -- N S S-spin N-spin T T-spin S8 N8 N-residency0 S-residency0 S-ownership N-ownership S-long T-long N-long; fi
+if [ $# -eq 0 ]; then set -- N S S-spin N-spin T T-spin S8 N8 N-residency0 S-residency0 S-ownership N-ownership S-long T-long N-long T72-long N8-long; fi
 for p in "$@"; do part "$p"; done
