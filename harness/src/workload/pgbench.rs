@@ -71,17 +71,13 @@ pub(super) fn select<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
 /// the rest of `--work` (the statements' execution and the WAL flush), the CLOG commit and the
 /// end of transaction. The WAL records and MultiXactGenLock are `pgbench-n`'s (9.4+'s eight
 /// insertion locks, the backend's own; `--era-traffic walinsertlock,nomultixact` as there),
-/// each record's `--wal-hold` taken out of `--work` ([`wal_holds`]). Its pages and the lock
+/// each record's `--wal-hold` taken out of `--work` ([`hold_split`]). Its pages and the lock
 /// manager are left out (`pgbench-n` has them).
 #[inline]
 pub(super) fn write<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
     let st = s.write_state().expect("pgbench-write has its write state");
-    let (hold, rest) = wal_holds(st, w, WAL_RECORDS_PER_N);
-    // UPDATE pgbench_accounts.
-    statement_snapshots(s, w);
-    assign_xid(s, w);
-    multixact_oldest_member(st, w);
-    wal_record(st, w, hold);
+    let (hold, rest) = hold_split(st, w.work_part_len(0, 1), WAL_RECORDS_PER_N);
+    first_update(s, st, w, hold);
     // SELECT abalance.
     statement_snapshots(s, w);
     // INSERT INTO pgbench_history.
@@ -94,14 +90,24 @@ pub(super) fn write<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
     end_xact(s, w);
 }
 
-/// The per-record hold of a lock-level write shape's `records` WAL records (`--wal-hold`, at
-/// most an equal share of `--work`) and the rest of `--work`, which runs outside the locks: the
-/// transaction's CPU is `--work` whatever the hold.
+/// `len` steps of `--work` split between `records` WAL records and the rest: the hold per
+/// record (`--wal-hold`, at most an equal share of `len`) and the rest, which runs outside the
+/// locks, so the transaction's CPU is `--work` whatever the hold. `pgbench-n` splits each of
+/// its four parts for one record; the lock-level shapes split all of `--work` for theirs.
 #[inline]
-fn wal_holds<F: LockFamily>(st: &WriteState<F>, w: &Worker, records: u64) -> (u32, u32) {
-    let work = w.work_part_len(0, 1);
-    let hold = st.hold.min(work / records as u32);
-    (hold, work - hold * records as u32)
+fn hold_split<F: LockFamily>(st: &WriteState<F>, len: u32, records: u64) -> (u32, u32) {
+    let hold = st.hold.min(len / records as u32);
+    (hold, len - hold * records as u32)
+}
+
+/// A lock-level write shape's first `UPDATE`: its snapshots, the xid, MultiXactGenLock and the
+/// update's WAL record (holding `hold` steps).
+#[inline]
+fn first_update<F: LockFamily>(s: &Shared<F>, st: &WriteState<F>, w: &mut Worker, hold: u32) {
+    statement_snapshots(s, w);
+    assign_xid(s, w);
+    multixact_oldest_member(st, w);
+    wal_record(st, w, hold);
 }
 
 /// `MultiXactIdSetOldestMember` at a transaction's first `UPDATE` (9.3+): MultiXactGenLock
@@ -155,12 +161,8 @@ pub(super) fn write_status<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
     let st = s
         .write_state()
         .expect("pgbench-write-status has its write state");
-    let (hold, rest) = wal_holds(st, w, WAL_RECORDS_PER_TPCB);
-    // UPDATE pgbench_accounts.
-    statement_snapshots(s, w);
-    assign_xid(s, w);
-    multixact_oldest_member(st, w);
-    wal_record(st, w, hold);
+    let (hold, rest) = hold_split(st, w.work_part_len(0, 1), WAL_RECORDS_PER_TPCB);
+    first_update(s, st, w, hold);
     // SELECT abalance.
     statement_snapshots(s, w);
     // UPDATE pgbench_tellers, UPDATE pgbench_branches, INSERT INTO pgbench_history.
@@ -218,15 +220,6 @@ fn wal_record<F: LockFamily>(n: &WriteState<F>, w: &mut Worker, hold: u32) {
     w.ops += 1;
 }
 
-/// Part `part` of `pgbench-n`'s four `--work` parts, split into the WAL record's hold inside its
-/// lock (`--wal-hold`, at most the part) and the rest, which runs outside.
-#[inline]
-fn hold_and_rest<F: LockFamily>(st: &WriteState<F>, w: &Worker, part: u32) -> (u32, u32) {
-    let len = w.work_part_len(part, 4);
-    let hold = st.hold.min(len);
-    (hold, len - hold)
-}
-
 /// `pgbench-n`: pgbench's simple-update script (`-N`) under read committed, statement by
 /// statement, with what each statement takes that the harness models:
 /// * `UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid`: its two
@@ -271,12 +264,9 @@ pub(super) fn n<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
     assign_xid(s, w);
     w.ops += s.lmgr.xact_lock(w.xid);
     let pages = s.accounts.as_ref().expect("pgbench-n has its pages");
-    let (hold, rest) = hold_and_rest(st, w, 0);
+    let (hold, rest) = hold_split(st, w.work_part_len(0, 4), 1);
     let (ops, v) = pages.access_with(PageId::Heap(aid), true, || {
-        if let Some(m) = &st.multixact {
-            m.shared(|_| ());
-            w.ops += 1;
-        }
+        multixact_oldest_member(st, w);
         wal_record(st, w, hold);
     });
     w.ops += ops;
@@ -288,14 +278,14 @@ pub(super) fn n<F: LockFamily>(s: &Shared<F>, w: &mut Worker) {
     w.work_part(1, 4);
     // INSERT INTO pgbench_history.
     statement(s, w, 4..5);
-    let (hold, rest) = hold_and_rest(st, w, 2);
+    let (hold, rest) = hold_split(st, w.work_part_len(2, 4), 1);
     let (ops, v) = pages.access_with(PageId::HistoryTail, true, || wal_record(st, w, hold));
     w.ops += ops;
     w.sink = w.sink.wrapping_add(v);
     w.busy(rest);
     // END: RecordTransactionCommit's commit record, the rest (the WAL flush), then the CLOG,
     // then ProcArrayEndTransaction.
-    let (hold, rest) = hold_and_rest(st, w, 3);
+    let (hold, rest) = hold_split(st, w.work_part_len(3, 4), 1);
     wal_record(st, w, hold);
     w.busy(rest);
     let xid = w.xid;
