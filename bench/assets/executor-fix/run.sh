@@ -7,7 +7,7 @@
 # Run from the repository root with the simulated build:
 #   RUSTFLAGS="--cfg lwsim" CARGO_TARGET_DIR=target/lwsim cargo build --release -p bench --features stats
 #   bench/assets/executor-fix/run.sh          # every part
-#   bench/assets/executor-fix/run.sh b        # one part (a-j, below)
+#   bench/assets/executor-fix/run.sh b        # one part (a-k, below)
 # Parts a-e repeat a committed run at its client counts at and past the cores (and one below,
 # as a control that must not move):
 #   bench/assets/stats-uncharged/compare.py --base=stats-uncharged --rerun=executor-fix experiments/seed-000-pgbench-select
@@ -66,8 +66,13 @@ part() {
        "$B" --experiment $E/seed-001-flexlock.toml --engine sim --threads 32,64,128 \
            --sensitivity residency_ns,jitter,futex_wake_ns,instruction_ns --jobs "$JOBS" \
            --out "$D/seed-001-flexlock/sensitivity" ;;
-    *) echo "run.sh: unknown part '$1' (a-j)" >&2; exit 2 ;;
+    # Seed 000 at 200 clients (the thread's last point), 5 ms: its first run ended in the
+    # stuck-spinlock PANIC whose cause was the executor's, so the committed run left it out.
+    k) fresh "$D/seed-000-pgbench-select/200"
+       "$B" --experiment $E/seed-000-pgbench-select.toml --engine sim --threads 200 --jobs "$JOBS" \
+           --out "$D/seed-000-pgbench-select/200" ;;
+    *) echo "run.sh: unknown part '$1' (a-k)" >&2; exit 2 ;;
     esac
 }
-if [ $# -eq 0 ]; then set -- a b c d e f g h i j; fi
+if [ $# -eq 0 ]; then set -- a b c d e f g h i j k; fi
 for p in "$@"; do part "$p"; done
