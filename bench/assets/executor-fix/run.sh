@@ -7,7 +7,7 @@
 # Run from the repository root with the simulated build:
 #   RUSTFLAGS="--cfg lwsim" CARGO_TARGET_DIR=target/lwsim cargo build --release -p bench --features stats
 #   bench/assets/executor-fix/run.sh          # every part
-#   bench/assets/executor-fix/run.sh b        # one part (a-h, below)
+#   bench/assets/executor-fix/run.sh b        # one part (a-l, below)
 # Parts a-e repeat a committed run at its client counts at and past the cores (and one below,
 # as a control that must not move):
 #   bench/assets/stats-uncharged/compare.py --base=stats-uncharged --rerun=executor-fix experiments/seed-000-pgbench-select
@@ -55,8 +55,30 @@ part() {
        "$B" --engine sim --platform xeon-4s-nehalem-ex --cores 64 --workload select-lazy-vxid --locks classic \
            --layout padded --work 127000 --threads 96 --trials 10 --duration 750ms --warmup 5ms \
            --jobs "$JOBS" --out "$D/seed-001-flexlock/long96" ;;
-    *) echo "run.sh: unknown part '$1' (a-h)" >&2; exit 2 ;;
+    # The parameter sweeps (each key halved and doubled, the same seeds) on the uncharged build,
+    # after the fix: seed 000 at 40 and 80 clients (the points of its earlier sweep,
+    # bench/assets/experiments/seed-000-era/sensitivity-rerun), seed 001 at 32, 64 and 128.
+    i) fresh "$D/seed-000-pgbench-select/sensitivity"
+       "$B" --experiment $E/seed-000-pgbench-select.toml --engine sim --threads 40,80 \
+           --sensitivity residency_ns,jitter,futex_wake_ns,instruction_ns --jobs "$JOBS" \
+           --out "$D/seed-000-pgbench-select/sensitivity" ;;
+    j) fresh "$D/seed-001-flexlock/sensitivity"
+       "$B" --experiment $E/seed-001-flexlock.toml --engine sim --threads 32,64,128 \
+           --sensitivity residency_ns,jitter,futex_wake_ns,instruction_ns --jobs "$JOBS" \
+           --out "$D/seed-001-flexlock/sensitivity" ;;
+    # Seed 000 at 200 clients (the thread's last point), 5 ms: its first run ended in the
+    # stuck-spinlock PANIC whose cause was the executor's, so the committed run left it out.
+    k) fresh "$D/seed-000-pgbench-select/200"
+       "$B" --experiment $E/seed-000-pgbench-select.toml --engine sim --threads 200 --jobs "$JOBS" \
+           --out "$D/seed-000-pgbench-select/200" ;;
+    # Seed 003's three patches (the thread's 9.3 rows, classic) at 128 clients on its 64 cores in
+    # 500 ms windows, ten seeds: the 1 ms windows past the cores leave 0-0.7 switches per client.
+    l) fresh "$D/seed-003-pin/long"
+       "$B" --engine sim --platform epyc-2s-genoa --cores 64 --workload scan-93,pin-93,pin-vm-93 --locks classic \
+           --work 24000 --threads 128 --trials 10 --duration 500ms --warmup 500us --jobs "$JOBS" \
+           --out "$D/seed-003-pin/long" ;;
+    *) echo "run.sh: unknown part '$1' (a-l)" >&2; exit 2 ;;
     esac
 }
-if [ $# -eq 0 ]; then set -- a b c d e f g h; fi
+if [ $# -eq 0 ]; then set -- a b c d e f g h i j k l; fi
 for p in "$@"; do part "$p"; done
