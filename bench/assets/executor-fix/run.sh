@@ -7,7 +7,7 @@
 # Run from the repository root with the simulated build:
 #   RUSTFLAGS="--cfg lwsim" CARGO_TARGET_DIR=target/lwsim cargo build --release -p bench --features stats
 #   bench/assets/executor-fix/run.sh          # every part
-#   bench/assets/executor-fix/run.sh b        # one part (a-l, below)
+#   bench/assets/executor-fix/run.sh b        # one part (a-m, below)
 # Parts a-e repeat a committed run at its client counts at and past the cores (and one below,
 # as a control that must not move):
 #   bench/assets/stats-uncharged/compare.py --base=stats-uncharged --rerun=executor-fix experiments/seed-000-pgbench-select
@@ -40,11 +40,12 @@ part() {
        "$B" --experiment $E/seed-003-pin.toml --engine sim --threads 24,32,48,64,72,96,108,128 --jobs "$JOBS" \
            --out "$D/seed-003-pin" ;;
     # Long windows (>= 20 context switches per client, the timescale rule), ten seeds, the
-    # thread's lock only (classic): seed 000's three shapes at 160 clients over 160 ms ...
+    # thread's lock only (classic): seed 000's unpatched shape at 160 clients over 40 ms (its
+    # clients sleep on the partition locks: 16-18 switches per client in 5 ms) ...
     f) fresh "$D/seed-000-pgbench-select/long"
-       "$B" --engine sim --platform xeon-4s-westmere-ex --cores 80 --workload select-lmgr,select-fastpath,select-lazy-vxid \
+       "$B" --engine sim --platform xeon-4s-westmere-ex --cores 80 --workload select-lmgr \
            --locks classic --layout padded --era-traffic sinval,freelist --work 128000 --threads 160 --trials 10 \
-           --duration 160ms --warmup 2ms --jobs "$JOBS" --out "$D/seed-000-pgbench-select/long" ;;
+           --duration 40ms --warmup 2ms --jobs "$JOBS" --out "$D/seed-000-pgbench-select/long" ;;
     # ... and seed 001's master at 128 clients over 530 ms and 96 over 750 ms (the windows of
     # its four-seed runs in bench/assets/experiments/seed-001-flexlock/long*, now ten seeds).
     g) fresh "$D/seed-001-flexlock/long"
@@ -77,8 +78,14 @@ part() {
        "$B" --engine sim --platform epyc-2s-genoa --cores 64 --workload scan-93,pin-93,pin-vm-93 --locks classic \
            --work 24000 --threads 128 --trials 10 --duration 500ms --warmup 500us --jobs "$JOBS" \
            --out "$D/seed-003-pin/long" ;;
-    *) echo "run.sh: unknown part '$1' (a-l)" >&2; exit 2 ;;
+    # Seed 000's fast locks + lazy vxid at 160 clients over 600 ms: its clients never block, so
+    # only slice ends switch them (1.4 per client in 40 ms).
+    m) fresh "$D/seed-000-pgbench-select/long-lazy-vxid"
+       "$B" --engine sim --platform xeon-4s-westmere-ex --cores 80 --workload select-lazy-vxid \
+           --locks classic --layout padded --era-traffic sinval,freelist --work 128000 --threads 160 --trials 10 \
+           --duration 600ms --warmup 2ms --jobs "$JOBS" --out "$D/seed-000-pgbench-select/long-lazy-vxid" ;;
+    *) echo "run.sh: unknown part '$1' (a-m)" >&2; exit 2 ;;
     esac
 }
-if [ $# -eq 0 ]; then set -- a b c d e f g h i j k l; fi
+if [ $# -eq 0 ]; then set -- a b c d e f g h i j k l m; fi
 for p in "$@"; do part "$p"; done
