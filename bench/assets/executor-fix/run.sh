@@ -7,7 +7,7 @@
 # Run from the repository root with the simulated build:
 #   RUSTFLAGS="--cfg lwsim" CARGO_TARGET_DIR=target/lwsim cargo build --release -p bench --features stats
 #   bench/assets/executor-fix/run.sh          # every part
-#   bench/assets/executor-fix/run.sh b        # one part (a-m, below)
+#   bench/assets/executor-fix/run.sh b        # one part (a-o, below)
 # Parts a-e repeat a committed run at its client counts at and past the cores (and one below,
 # as a control that must not move):
 #   bench/assets/stats-uncharged/compare.py --base=stats-uncharged --rerun=executor-fix experiments/seed-000-pgbench-select
@@ -84,8 +84,23 @@ part() {
        "$B" --engine sim --platform xeon-4s-westmere-ex --cores 80 --workload select-lazy-vxid \
            --locks classic --layout padded --era-traffic sinval,freelist --work 128000 --threads 160 --trials 10 \
            --duration 600ms --warmup 2ms --jobs "$JOBS" --out "$D/seed-000-pgbench-select/long-lazy-vxid" ;;
-    *) echo "run.sh: unknown part '$1' (a-m)" >&2; exit 2 ;;
+    # lwsim 3's structural options, each once at its other choice, on the current shapes and
+    # build: seed 003 at its knee and fall (24, 32, 48), group clear at 64 (n), seed 004 at
+    # 32-96 (o).
+    n) fresh "$D/seed-003-pin/structural"
+       "$B" --experiment $E/seed-003-pin.toml --engine sim --threads 24,32,48 --jobs "$JOBS" \
+           --sensitivity residency_after_store,shared_load_llc,ownership_until_snoop,home_node,wake_placement \
+           --out "$D/seed-003-pin/structural"
+       fresh "$D/group-clear/structural"
+       "$B" --experiment $E/group-clear.toml --engine sim --threads 64 --jobs "$JOBS" \
+           --sensitivity residency_after_store,shared_load_llc,ownership_until_snoop,home_node,wake_placement \
+           --out "$D/group-clear/structural" ;;
+    o) fresh "$D/seed-004-clog-group/structural"
+       "$B" --experiment $E/seed-004-clog-group.toml --engine sim --threads 32,64,96 --jobs "$JOBS" \
+           --sensitivity residency_after_store,shared_load_llc,ownership_until_snoop,home_node,wake_placement \
+           --out "$D/seed-004-clog-group/structural" ;;
+    *) echo "run.sh: unknown part '$1' (a-o)" >&2; exit 2 ;;
     esac
 }
-if [ $# -eq 0 ]; then set -- a b c d e f g h i j k l m; fi
+if [ $# -eq 0 ]; then set -- a b c d e f g h i j k l m n o; fi
 for p in "$@"; do part "$p"; done
