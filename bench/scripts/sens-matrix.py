@@ -22,6 +22,7 @@ Usage: bench/scripts/sens-matrix.py DIR [--rel] [--over LOCK] [--wait EVENT] [--
 a missing file.
 """
 import csv
+import gzip
 import os
 import sys
 
@@ -32,10 +33,17 @@ def fail(msg):
 
 
 def read_rows(path):
-    """The rows of a CSV file lwbench wrote; exits 2 when it cannot be read or is empty."""
+    """The rows of a CSV file lwbench wrote, or of its gzip-compressed copy (`path.gz`, as the
+    committed runs keep their per-trial files) when `path` is absent; exits 2 when neither can
+    be read or the file is empty."""
     try:
-        with open(path, newline="") as f:
-            rows = list(csv.DictReader(f))
+        if not os.path.exists(path) and os.path.exists(path + ".gz"):
+            path += ".gz"
+            with gzip.open(path, "rt", newline="") as f:
+                rows = list(csv.DictReader(f))
+        else:
+            with open(path, newline="") as f:
+                rows = list(csv.DictReader(f))
     except OSError as e:
         fail(f"cannot read {path}: {e}")
     if not rows:
