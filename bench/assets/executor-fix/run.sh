@@ -7,7 +7,7 @@
 # Run from the repository root with the simulated build:
 #   RUSTFLAGS="--cfg lwsim" CARGO_TARGET_DIR=target/lwsim cargo build --release -p bench --features stats
 #   bench/assets/executor-fix/run.sh          # every part
-#   bench/assets/executor-fix/run.sh b        # one part (a-o, below)
+#   bench/assets/executor-fix/run.sh b        # one part (a-q, below)
 # Parts a-e repeat a committed run at its client counts at and past the cores (and one below,
 # as a control that must not move):
 #   bench/assets/stats-uncharged/compare.py --base=stats-uncharged --rerun=executor-fix experiments/seed-000-pgbench-select
@@ -99,8 +99,26 @@ part() {
        "$B" --experiment $E/seed-004-clog-group.toml --engine sim --threads 32,64,96 --jobs "$JOBS" \
            --sensitivity residency_after_store,shared_load_llc,ownership_until_snoop,home_node,wake_placement \
            --out "$D/seed-004-clog-group/structural" ;;
-    *) echo "run.sh: unknown part '$1' (a-o)" >&2; exit 2 ;;
+    # The same five structural options for seeds 000 (40, 80), 001 (32, 64) (p) and 002 (-S at
+    # 32, -N at 32 and 64) (q).
+    p) fresh "$D/seed-000-pgbench-select/structural"
+       "$B" --experiment $E/seed-000-pgbench-select.toml --engine sim --threads 40,80 --jobs "$JOBS" \
+           --sensitivity residency_after_store,shared_load_llc,ownership_until_snoop,home_node,wake_placement \
+           --out "$D/seed-000-pgbench-select/structural"
+       fresh "$D/seed-001-flexlock/structural"
+       "$B" --experiment $E/seed-001-flexlock.toml --engine sim --threads 32,64 --jobs "$JOBS" \
+           --sensitivity residency_after_store,shared_load_llc,ownership_until_snoop,home_node,wake_placement \
+           --out "$D/seed-001-flexlock/structural" ;;
+    q) fresh "$D/seed-002-snapshot/structural"
+       "$B" --experiment $E/seed-002-snapshot.toml --engine sim --threads 32 --jobs "$JOBS" \
+           --sensitivity residency_after_store,shared_load_llc,ownership_until_snoop,home_node,wake_placement \
+           --out "$D/seed-002-snapshot/structural"
+       fresh "$D/seed-002-snapshot-n/structural"
+       "$B" --experiment $E/seed-002-snapshot-n.toml --engine sim --threads 32,64 --jobs "$JOBS" \
+           --sensitivity residency_after_store,shared_load_llc,ownership_until_snoop,home_node,wake_placement \
+           --out "$D/seed-002-snapshot-n/structural" ;;
+    *) echo "run.sh: unknown part '$1' (a-q)" >&2; exit 2 ;;
     esac
 }
-if [ $# -eq 0 ]; then set -- a b c d e f g h i j k l m n o; fi
+if [ $# -eq 0 ]; then set -- a b c d e f g h i j k l m n o p q; fi
 for p in "$@"; do part "$p"; done
