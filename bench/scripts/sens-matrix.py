@@ -36,14 +36,12 @@ def read_rows(path):
     """The rows of a CSV file lwbench wrote, or of its gzip-compressed copy (`path.gz`, as the
     committed runs keep their per-trial files) when `path` is absent; exits 2 when neither can
     be read or the file is empty."""
+    gz = not os.path.exists(path) and os.path.exists(path + ".gz")
+    if gz:
+        path += ".gz"
     try:
-        if not os.path.exists(path) and os.path.exists(path + ".gz"):
-            path += ".gz"
-            with gzip.open(path, "rt", newline="") as f:
-                rows = list(csv.DictReader(f))
-        else:
-            with open(path, newline="") as f:
-                rows = list(csv.DictReader(f))
+        with (gzip.open if gz else open)(path, "rt", newline="") as f:
+            rows = list(csv.DictReader(f))
     except OSError as e:
         fail(f"cannot read {path}: {e}")
     if not rows:
