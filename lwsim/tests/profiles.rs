@@ -43,12 +43,23 @@ fn set_all_returns_each_override_with_the_value_before() {
     assert!(p.set_all("futex_wake_ns=x").is_err());
 }
 
-/// The structural option `shared_load_llc`: off (0) unless set, switchable by `--set`'s parser
-/// and by a profile's `model` section (with its source), and nothing outside [0, 1]; every
-/// built-in profile gives the L3's latency for it with a source.
+/// The structural option `shared_load_llc`: 1 in the Intel profiles (an inclusive L3, their
+/// `model` section with its source, since model 3), 0 in the others, switchable by `--set`'s
+/// parser (and `model=2` sets 0) and by a profile's `model` section (with its source), and
+/// nothing outside [0, 1]; every built-in profile gives the L3's latency for it with a source.
 #[test]
 fn shared_load_llc_is_set_by_name_or_by_a_profile() {
+    for (name, _) in BUILTIN {
+        let p = Profile::builtin(name).unwrap();
+        let intel = name.starts_with("xeon-");
+        assert_eq!(
+            p.get("shared_load_llc"),
+            Some(if intel { 1.0 } else { 0.0 }),
+            "{name}"
+        );
+    }
     let mut p = Profile::builtin("xeon-4s-westmere-ex").unwrap();
+    p.set_all("model=2").unwrap();
     assert_eq!(p.get("shared_load_llc"), Some(0.0));
     assert_eq!(p.get("llc_shared_load_ns"), Some(30.5));
     let applied = p.set_all("shared_load_llc=1").unwrap();
@@ -65,7 +76,7 @@ fn shared_load_llc_is_set_by_name_or_by_a_profile() {
     );
     let text = BUILTIN
         .iter()
-        .find(|(n, _)| *n == "xeon-4s-westmere-ex")
+        .find(|(n, _)| *n == "opteron-4s-6128")
         .unwrap()
         .1
         .replacen(
@@ -85,20 +96,37 @@ fn shared_load_llc_is_set_by_name_or_by_a_profile() {
     }
 }
 
-/// The structural option `wake_placement`: 0 (the lowest idle core) in every built-in profile,
-/// a structural option of two choices (so `--sensitivity` runs its other choice), switchable by
-/// `--set`'s parser, nothing outside [0, 1].
+/// The structural option `wake_placement`: 1 (`select_idle_sibling`) in every built-in profile
+/// since model 3, a structural option of two choices (so `--sensitivity` runs its other
+/// choice), switchable by `--set`'s parser (`model=2` sets 0, the lowest idle core), nothing
+/// outside [0, 1].
 #[test]
-fn wake_placement_is_a_structural_option_off_by_default() {
+fn wake_placement_is_select_idle_sibling_by_default() {
     for (name, _) in BUILTIN {
         let p = Profile::builtin(name).unwrap();
-        assert_eq!(p.get("wake_placement"), Some(0.0), "{name}");
+        assert_eq!(p.get("wake_placement"), Some(1.0), "{name}");
     }
     assert_eq!(
         lwsim::profile::structural_choices("wake_placement"),
         Some(&[0.0, 1.0][..])
     );
     let mut p = Profile::builtin("xeon-2s-broadwell").unwrap();
+    let applied = p.set_all("model=2").unwrap();
+    assert_eq!(
+        applied.iter().map(|a| a.0.as_str()).collect::<Vec<_>>(),
+        [
+            "residency_after_store",
+            "shared_load_llc",
+            "wake_placement",
+            "pair_latency"
+        ]
+    );
+    assert_eq!(applied[2], ("wake_placement".to_string(), 0.0, 1.0));
+    let err = p.set_all("model=3").unwrap_err();
+    assert!(
+        err.starts_with("model: \"3\"") && err.contains("defaults"),
+        "{err}"
+    );
     let applied = p.set_all("wake_placement=1").unwrap();
     assert_eq!(applied, vec![("wake_placement".to_string(), 1.0, 0.0)]);
     assert_eq!(p.param(lwsim::profile::model::WAKE_PLACEMENT), 1.0);
@@ -196,7 +224,8 @@ fn opteron_6128_has_two_dies_per_package() {
 }
 
 /// The measured pair matrices (`topology.pair_matrix`, structural option `pair_latency`): the
-/// option is 0 in every built-in profile and has two choices; `xeon-2s-e5-2680v4`'s matrix is
+/// option is 1 (since model 3) in every built-in profile with a matrix, 0 in the others, and has
+/// two choices; `xeon-2s-e5-2680v4`'s matrix is
 /// 56 x 56 and symmetric, its CPU numbering lwsim's (every SMT pair, c and c + 28, below every
 /// same-socket pair, below every cross-socket pair; so in every built-in matrix, the
 /// `xeon-2s-e5-2660`'s the closest published part's); `xeon-2s-broadwell`'s matrix has this
@@ -209,8 +238,22 @@ fn pair_matrices_and_pair_latency_needs_one() {
     use lwsim::profile::{cost, structural_choices};
     for (name, _) in BUILTIN {
         let p = Profile::builtin(name).unwrap();
-        assert_eq!(p.get("pair_latency"), Some(0.0), "{name}");
+        let matrix = !p.pairs.is_empty();
+        assert_eq!(
+            p.get("pair_latency"),
+            Some(if matrix { 1.0 } else { 0.0 }),
+            "{name}"
+        );
     }
+    let with_matrix: Vec<_> = BUILTIN
+        .iter()
+        .filter(|(n, _)| !Profile::builtin(n).unwrap().pairs.is_empty())
+        .map(|(n, _)| *n)
+        .collect();
+    assert_eq!(
+        with_matrix,
+        ["xeon-2s-broadwell", "xeon-2s-e5-2680v4", "xeon-2s-e5-2660"]
+    );
     assert_eq!(structural_choices("pair_latency"), Some(&[0.0, 1.0][..]));
     let p = Profile::builtin("xeon-2s-e5-2680v4").unwrap();
     assert_eq!(p.pairs.len(), 56 * 56);
@@ -380,4 +423,28 @@ fn pair_matrices_and_pair_latency_needs_one() {
     let err = Profile::load(json.to_str().unwrap()).unwrap_err();
     assert!(err.contains(&format!("line {line}:")), "{err}");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Under `pair_latency` 1 an override of a transfer class's key scales that class's measured
+/// pairs by the same ratio (so `--set` and `--sensitivity` on `transfer_*_ns` move the transfers
+/// of a profile with a matrix): doubling `transfer_l3_ns` on `xeon-2s-e5-2680v4` doubles every
+/// same-socket pair and leaves the SMT and cross-socket pairs as measured.
+#[test]
+fn a_class_override_scales_that_class_of_measured_pairs() {
+    let p = Profile::builtin("xeon-2s-e5-2680v4").unwrap();
+    let mut q = p.clone();
+    q.set_all("transfer_l3_ns=87").unwrap();
+    let (same, smt, cross) = ((1, 2), (0, 28), (0, 14));
+    assert_eq!(
+        p.transfer_class(same.0, same.1),
+        lwsim::profile::cost::TRANSFER_L3
+    );
+    let v = |p: &Profile, (a, b): (usize, usize)| p.pair_ps(a, b).unwrap();
+    assert_eq!(v(&q, same), 2 * v(&p, same));
+    assert_eq!(v(&q, smt), v(&p, smt));
+    assert_eq!(v(&q, cross), v(&p, cross));
+    let mut r = p.clone();
+    r.set_all("transfer_remote_ns=59").unwrap();
+    assert_eq!(v(&r, cross), (v(&p, cross) as f64 / 2.0).round() as u64);
+    assert_eq!(v(&r, same), v(&p, same));
 }

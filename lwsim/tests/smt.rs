@@ -10,10 +10,11 @@ use std::sync::{Arc, Mutex};
 #[repr(align(64))]
 struct Padded<T>(T);
 
-/// One socket of `cores` physical cores with `threads` hardware threads each, exact costs.
+/// One socket of `cores` physical cores with `threads` hardware threads each, exact costs (the
+/// distance classes: the profile's measured pair matrix is of its own 72 hardware threads).
 fn machine(cores: usize, threads: usize, smt_share: f64) -> Profile {
     let mut p = Profile::builtin("xeon-2s-broadwell").unwrap();
-    p.set_all("jitter=0,arbitration=0,store_buffer_entries=0")
+    p.set_all("jitter=0,arbitration=0,store_buffer_entries=0,pair_latency=0")
         .unwrap();
     p.set("smt_share", smt_share).unwrap();
     p.sockets = 1;

@@ -13,9 +13,12 @@ use std::sync::{Arc, Mutex};
 #[repr(align(64))]
 struct Padded<T>(T);
 
+/// `xeon-2s-broadwell` with exact costs: no spread, no arbitration, no residency, and the
+/// distance classes (`pair_latency` 0) so a transfer within the socket is `transfer_l3_ns`.
 fn profile(entries: u32) -> Profile {
     let mut p = Profile::builtin("xeon-2s-broadwell").unwrap();
-    p.set_all("jitter=0,arbitration=0,residency_ns=0").unwrap();
+    p.set_all("jitter=0,arbitration=0,residency_ns=0,pair_latency=0")
+        .unwrap();
     p.set("store_buffer_entries", entries as f64).unwrap();
     p
 }

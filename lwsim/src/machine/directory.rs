@@ -19,7 +19,8 @@
 //! where the two hardware threads sit, times a seeded draw uniform in `[1 − jitter, 1 + jitter]`
 //! (the published spread of core-to-core latencies; `model.jitter`).
 //!
-//! **Pair latencies** (`model.pair_latency`, default 0, the classes above). At 1 transfer(a, b)
+//! **Pair latencies** (`model.pair_latency`: 1 since model 3 on the profiles with a matrix, 0, the
+//! classes above, on the others and model 2's choice everywhere). At 1 transfer(a, b)
 //! is the profile's measured matrix value for the pair (`topology.pair_matrix`, a core-to-core
 //! CAS ping-pong's one-way latency), fixed: the jitter draw is still made (so no other draw
 //! moves) but not applied, the spread it stood for being the matrix's spread across pairs. Memory
@@ -42,8 +43,9 @@
 //!
 //! **Residency** (`model.residency_ns`): a new owner keeps the line that long (jittered) before
 //! the next booked transfer may start, at least for its own RMW; its accesses in the window hit.
-//! A structural option, `model.residency_after_store` (default 1, the choice so far), decides
-//! whether a plain store's grant opens the window too; at 0 only an RMW's does.
+//! A structural option, `model.residency_after_store` (default 0 since model 3; 1 was model 2's
+//! choice), decides whether a plain store's grant opens the window too; at 0 only an RMW's does.
+//! The window applies only under `model.ownership_until_snoop` 0 (the default).
 //! `model.residency_spread` shapes the window's distribution around the same mean (the one-RMW
 //! floor aside), from that narrow window (0) to an exponential one (1, not jittered), calibrated
 //! on a machine's run lengths.
@@ -51,7 +53,8 @@
 //! `fetch_add`s per line ownership and a 2-thread CAS loop needs about 1.5 CAS per success, not 2.
 //!
 //! **Ownership until the snoop** (`model.ownership_until_snoop`, default 0, the residency window
-//! above). At 1 no window is drawn into the booking (it is still drawn, so no other draw moves):
+//! above: under 1 every `fetch_add` run on a contended line is one operation long, where real
+//! runs have a median of 2). At 1 no window is drawn into the booking (it is still drawn, so no other draw moves):
 //! a request for a line with an owner is split into its snoop, `snoop_fraction` (default 0.5) of
 //! the transfer's jittered latency `c`, and the data's way back, the rest. The transfer starts
 //! when the snoop reaches the owner, `max(request + snoop, the owner's grant + its own operation)`
@@ -80,7 +83,8 @@
 //!
 //! **Shared loads** hold the line for the profile's `shared_load_occupancy` fraction of their cost
 //! (1: the Boyd-Wickizer et al. model, every re-fetch serialized; 0 lets shared reads overlap).
-//! A second structural option, `model.shared_load_llc` (default 0, the choice so far), decides who
+//! A second structural option, `model.shared_load_llc` (1 on the Intel profiles since model 3, 0 on
+//! the others and model 2's choice everywhere), decides who
 //! serves a load of a line Shared by others (Modified nowhere, in the tail state): at 0 the nearest
 //! sharer, by a transfer as above; at 1 the last-level cache, as an inclusive L3 does on Intel
 //! parts: at `llc_shared_load` when one of the sharers is in the requester's L3 domain, else at the
