@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The seeds' headline points and group clear under model 3's structural defaults (docs/design.md,
+# "Model 3: the structural defaults"), each with every structural option at its other choice
+# (`--sensitivity`, the same seeds), at the points of bench/assets/executor-fix/run.sh's parts
+# n-q, which ran under model 2's defaults: so each seed's base column here is model 3's figure,
+# and the executor-fix run's base column is model 2's.
+#
+# Run from the repository root with the simulated build:
+#   RUSTFLAGS="--cfg lwsim" CARGO_TARGET_DIR=target/lwsim cargo build --release -p bench --features stats
+#   bench/assets/model3/run.sh          # every part
+#   bench/assets/model3/run.sh b        # one part (a-f, below)
+set -euo pipefail
+B=${B:-target/lwsim/release/lwbench}
+JOBS=${JOBS:-1}
+D=bench/assets/model3/experiments
+E=bench/experiments
+S=residency_after_store,shared_load_llc,wake_placement,ownership_until_snoop,home_node
+fresh() { rm -rf "$1"; mkdir -p "$(dirname "$1")"; }
+run() { # NAME THREADS [ARGS...]
+    local name=$1 threads=$2
+    shift 2
+    fresh "$D/$name"
+    "$B" --experiment "$E/$name.toml" --engine sim --threads "$threads" --jobs "$JOBS" \
+        --sensitivity "$S" "$@" --out "$D/$name"
+}
+part() {
+    case $1 in
+    a) run group-clear 64 ;;
+    b) run seed-003-pin 24,32,48 ;;
+    c) run seed-001-flexlock 32,64 ;;
+    d) run seed-004-clog-group 32,64,96 ;;
+    e) run seed-002-snapshot 32
+       run seed-002-snapshot-n 32,64 ;;
+    f) run seed-000-pgbench-select 40,80 ;;
+    *) echo "run.sh: unknown part '$1' (a-f)" >&2; exit 2 ;;
+    esac
+}
+if [ $# -eq 0 ]; then set -- a b c d e f; fi
+for p in "$@"; do part "$p"; done
