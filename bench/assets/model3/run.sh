@@ -8,7 +8,9 @@
 # Run from the repository root with the simulated build:
 #   RUSTFLAGS="--cfg lwsim" CARGO_TARGET_DIR=target/lwsim cargo build --release -p bench --features stats
 #   bench/assets/model3/run.sh          # every part
-#   bench/assets/model3/run.sh b        # one part (a-f, below)
+#   bench/assets/model3/run.sh b        # one part (a-g, below)
+# Part g is the drop-in defaults' sweep of bench/assets/dropin-structural (model 2's) under model
+# 3, with pair_latency among the options (xeon-2s-broadwell has a measured matrix).
 set -euo pipefail
 B=${B:-target/lwsim/release/lwbench}
 JOBS=${JOBS:-1}
@@ -32,8 +34,12 @@ part() {
     e) run seed-002-snapshot 32
        run seed-002-snapshot-n 32,64 ;;
     f) run seed-000-pgbench-select 40,80 ;;
-    *) echo "run.sh: unknown part '$1' (a-f)" >&2; exit 2 ;;
+    g) fresh "$D/dropin-defaults"
+       "$B" --engine sim --workload end-xact,clog,pgbench-write,snapshot --write-pct 5 \
+           --threads 8,16,32,64 --cores 64 --locks atomic-taskfair,atomic-handoff,atomic-adaptive \
+           --trials 10 --jobs "$JOBS" --sensitivity "$S,pair_latency" --out "$D/dropin-defaults" ;;
+    *) echo "run.sh: unknown part '$1' (a-g)" >&2; exit 2 ;;
     esac
 }
-if [ $# -eq 0 ]; then set -- a b c d e f; fi
+if [ $# -eq 0 ]; then set -- a b c d e f g; fi
 for p in "$@"; do part "$p"; done
