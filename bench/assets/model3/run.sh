@@ -8,9 +8,13 @@
 # Run from the repository root with the simulated build:
 #   RUSTFLAGS="--cfg lwsim" CARGO_TARGET_DIR=target/lwsim cargo build --release -p bench --features stats
 #   bench/assets/model3/run.sh          # every part
-#   bench/assets/model3/run.sh b        # one part (a-g, below)
+#   bench/assets/model3/run.sh b        # one part (a-h, below)
 # Part g is the drop-in defaults' sweep of bench/assets/dropin-structural (model 2's) under model
-# 3, with pair_latency among the options (xeon-2s-broadwell has a measured matrix).
+# 3, with pair_latency among the options (xeon-2s-broadwell has a measured matrix). Part h is
+# the published curves (the published_curves example, seed 0) under model 3, under model 2
+# (--set model=2) and with each structural option at its other choice, one file per arm in
+# bench/assets/model3/published/ (its table.md from published-table.py):
+#   RUSTFLAGS="--cfg lwsim" CARGO_TARGET_DIR=target/lwsim cargo build --release -p lwlock --example published_curves
 set -euo pipefail
 B=${B:-target/lwsim/release/lwbench}
 JOBS=${JOBS:-1}
@@ -38,8 +42,21 @@ part() {
        "$B" --engine sim --workload end-xact,clog,pgbench-write,snapshot --write-pct 5 \
            --threads 8,16,32,64 --cores 64 --locks atomic-taskfair,atomic-handoff,atomic-adaptive \
            --trials 10 --jobs "$JOBS" --sensitivity "$S,pair_latency" --out "$D/dropin-defaults" ;;
-    *) echo "run.sh: unknown part '$1' (a-g)" >&2; exit 2 ;;
+    h) P=${P:-target/lwsim/release/examples/published_curves}
+       O=bench/assets/model3/published
+       mkdir -p "$O"
+       "$P" > "$O/default.md"
+       "$P" --set model=2 > "$O/model2.md"
+       "$P" --set residency_after_store=1 > "$O/residency_after_store-1.md"
+       "$P" --set shared_load_llc=0 > "$O/shared_load_llc-0.md"
+       "$P" --set wake_placement=0 > "$O/wake_placement-0.md"
+       "$P" --set pair_latency=0 --curves folly-microspin,folly-mcs,rwspin-100,rwspin-10,rwspin-1,rwspin-0 \
+           > "$O/pair_latency-0.md"
+       "$P" --set ownership_until_snoop=1 > "$O/ownership_until_snoop-1.md"
+       "$P" --set home_node=1 --curves torture,rwspin-100 > "$O/home_node-1.md"
+       bench/assets/model3/published-table.py "$O" > "$O/table.md" ;;
+    *) echo "run.sh: unknown part '$1' (a-h)" >&2; exit 2 ;;
     esac
 }
-if [ $# -eq 0 ]; then set -- a b c d e f g; fi
+if [ $# -eq 0 ]; then set -- a b c d e f g h; fi
 for p in "$@"; do part "$p"; done
