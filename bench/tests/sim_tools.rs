@@ -395,6 +395,7 @@ fn bad_values_exit_2_naming_the_argument() {
             vec!["--set", "shared_load_llc=2"],
             vec!["--set", "shared_load_llc", "outside"],
         ),
+        (vec!["--set", "model=3"], vec!["--set", "model", "only 2"]),
         (vec!["--jobs", "0"], vec!["--jobs"]),
         (vec!["--jobs=-3"], vec!["--jobs"]),
         (vec!["--jobs", "two"], vec!["--jobs"]),
