@@ -66,42 +66,41 @@ fn qspinlock_torture_on_e7_8895v3_shape() {
 }
 
 /// folly's MicroSpinLock and the MCS lock standing in for DistributedMutex on 2 x E5-2680 v4,
-/// 1 (the burn's calibration) and 2 threads per lock, 200 µs.
-#[test]
-fn folly_small_locks_on_e5_2680v4() {
-    let c = cfg("xeon-2s-e5-2680v4", 56);
+/// 1 (the burn's calibration) and 2 threads per lock, 200 µs, under the profile with `set`'s
+/// overrides: each lock's `summary`.
+fn folly_small_locks(set: &str) -> [(Vec<u64>, Vec<bool>); 2] {
+    let mut c = cfg("xeon-2s-e5-2680v4", 56);
+    c.profile.set_all(set).unwrap();
     let m = folly_curve::<MicroSpinLock>("microspin", &c, &FOLLY_MICROSPIN_NS, &[1, 2], 200_000);
     let d = folly_curve::<McsLock>("mcs", &c, &FOLLY_DISTRIBUTED_NS, &[1, 2], 200_000);
+    [summary(&m), summary(&d)]
+}
+
+/// The folly locks on the profile as shipped (model 3).
+#[test]
+fn folly_small_locks_on_e5_2680v4() {
     assert_eq!(
-        summary(&m),
-        (vec![1215000, 2204464], vec![true, true]),
-        "microspin"
-    );
-    assert_eq!(
-        summary(&d),
-        (vec![1441250, 2342321], vec![true, true]),
-        "mcs"
+        folly_small_locks(""),
+        [
+            (vec![1215000, 2204464], vec![true, true]),
+            (vec![1441250, 2342321], vec![true, true]),
+        ],
+        "microspin, mcs"
     );
 }
 
 /// The same under model 2's structural choices (`model=2`: distance classes instead of the
 /// measured pair matrix, Shared loads served by a sharer one at a time, a window after a release
 /// store, the lowest idle core for a wakeup): the figures the previous model's table reports, to
-/// the operation, so `--set model=2` reproduces a figure marked as model 2's.
+/// the operation: `--set model=2` restores the structure behind a figure marked as model 2's.
 #[test]
 fn folly_small_locks_on_e5_2680v4_under_model_2() {
-    let mut c = cfg("xeon-2s-e5-2680v4", 56);
-    c.profile.set_all("model=2").unwrap();
-    let m = folly_curve::<MicroSpinLock>("microspin", &c, &FOLLY_MICROSPIN_NS, &[1, 2], 200_000);
-    let d = folly_curve::<McsLock>("mcs", &c, &FOLLY_DISTRIBUTED_NS, &[1, 2], 200_000);
     assert_eq!(
-        summary(&m),
-        (vec![1215000, 2215536], vec![true, true]),
-        "microspin"
-    );
-    assert_eq!(
-        summary(&d),
-        (vec![1441250, 2334821], vec![true, true]),
-        "mcs"
+        folly_small_locks("model=2"),
+        [
+            (vec![1215000, 2215536], vec![true, true]),
+            (vec![1441250, 2334821], vec![true, true]),
+        ],
+        "microspin, mcs"
     );
 }

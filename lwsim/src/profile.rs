@@ -153,6 +153,10 @@ pub struct Profile {
     /// The source of `pairs` (the profile's `topology.pair_matrix.source`, and its file; empty
     /// when the profile has none).
     pub pairs_source: String,
+    /// The matrix as loaded and the transfer classes' values (ps, in `cost::TRANSFER_*` order
+    /// from `TRANSFER_SMT`) when it was: an override of a class rescales that class's pairs from
+    /// these, so overrides in turn (a class set to 0 and back among them) compose.
+    measured: (Vec<u64>, [u64; 4]),
 }
 
 /// A model parameter: its key in the profile's `"model"` section, its default (the value that
@@ -347,7 +351,7 @@ pub const MODEL_KEYS: &[ModelKey] = &[
         default: 0.0,
         range: (0.0, 1.0),
         doc: "structural option, who serves a load of a line Shared by other cores (Modified \
-              nowhere): 0 (model 2's choice, the default on profiles without an inclusive L3) a transfer from \
+              nowhere): 0 (model 2's choice; the default on the AMD profiles and this-machine) a transfer from \
               the nearest sharer at transfer_*_ns, holding the line shared_load_occupancy of its \
               cost; 1 the last-level cache, as on Intel parts with an inclusive L3 (their profiles' default since model 3): \
               llc_shared_load_ns when a sharer is in the requester's L3, else the transfer from \
@@ -380,9 +384,9 @@ pub const MODEL_KEYS: &[ModelKey] = &[
         doc: "structural option, how long a new owner keeps a line it was granted exclusively: 0 \
               (the default, model 2's choice kept in model 3) a residency window \
               (residency_ns, residency_after_store) after the grant before the next booked \
-              transfer may start; 1 until the next request's snoop reaches it (not the default: under it \
-              every fetch_add run on a contended line is one operation long and a 2-thread CAS \
-              loop misses another host's measurement, where real runs have a median of 2): the transfer \
+              transfer may start; 1 until the next request's snoop reaches it (not the default: the \
+              run-length and CAS-loop measurements do not decide between 0 and 1, so model 3 keeps \
+              model 2's choice): the transfer \
               starts at max(the grant + the owner's own operation (its RMW; nothing after a \
               plain store), the request + snoop_fraction of the transfer's latency), the \
               owner's accesses issued before then hit, and the line arrives the rest of the \
@@ -419,14 +423,14 @@ pub const MODEL_KEYS: &[ModelKey] = &[
         range: (0.0, 1.0),
         doc: "structural option, the latency of a transfer between two hardware threads: 0 (model 2's \
               choice, the default on a profile without a matrix) its distance class's transfer_*_ns \
-              times a per-transfer draw of jitter; 1 the profile's measured matrix \
+              times a per-transfer draw of jitter; 1 (the default since model 3 on the profiles \
+              with a matrix) the profile's measured matrix \
               (topology.pair_matrix: the one-way CAS ping-pong latency of every pair of the \
               machine's CPUs), fixed per pair, with no per-transfer draw (jitter's source is a \
               spread across pairs, which the matrix gives pair by pair; the draw is still made, \
               so no other draw moves); memory fills, L3-served Shared loads, per-sharer \
               invalidation and residency windows are charged as under 0, and under home_node 1 \
-              the extra hops are added to the pair's value (the default since model 3 on the profiles \
-              with a matrix). A profile without a matrix cannot \
+              the extra hops are added to the pair's value. A profile without a matrix cannot \
               take 1 (an error naming the profile, never the classes instead)",
         choices: &[0.0, 1.0],
     },
@@ -435,8 +439,9 @@ pub const MODEL_KEYS: &[ModelKey] = &[
 /// The structural choices of model 2, the defaults before model 3: a residency window after a
 /// plain store's grant too, Shared loads served by a sharer one at a time, wakeups on the lowest
 /// idle core, distance classes instead of a measured pair matrix (`ownership_until_snoop` and
-/// `home_node` are 0 under both). `--set model=2` (or these overrides) reproduces a figure the
-/// documents mark as model 2's; model 3 differs on a profile only where the profile's default
+/// `home_node` are 0 under both). `--set model=2` (or these overrides) restores the structure of
+/// a figure the documents mark as model 2's (one made before a later fix needs that fix's build
+/// too); model 3 differs on a profile only where the profile's default
 /// differs (`shared_load_llc` and `pair_latency` are 1 only on the profiles whose sources
 /// support them).
 pub const MODEL_2: &str =
@@ -612,7 +617,17 @@ impl Profile {
             model.push(value);
             model_sources.push(source.to_string());
         }
+        let measured = (
+            pairs.clone(),
+            [
+                costs_ps[cost::TRANSFER_SMT],
+                costs_ps[cost::TRANSFER_L3],
+                costs_ps[cost::TRANSFER_SOCKET],
+                costs_ps[cost::TRANSFER_REMOTE],
+            ],
+        );
         let p = Profile {
+            measured,
             model,
             model_sources,
             name,
@@ -692,29 +707,27 @@ impl Profile {
         Some(self.pairs[a * n + b])
     }
 
-    /// An override of the transfer class `key` (a `cost::TRANSFER_*` index) to `new` ps scales the
+    /// An override of the transfer class `key` (a `cost::TRANSFER_*` index) to `new` ps sets the
     /// measured pairs of that class (`pair_ps`, distinct hardware threads whose distance class
-    /// [`Profile::transfer_ps`] names it) by `new` / the class's value before it, so that
-    /// `--set` and `--sensitivity` on `transfer_*_ns` move a profile's transfers under
-    /// `pair_latency` 1 as they do under 0. Nothing to scale without a matrix or from a class of
-    /// 0 ps.
+    /// [`Profile::transfer_ps`] names it) to their measured values times `new` / the class's
+    /// value when the matrix was loaded, so that `--set` and `--sensitivity` on `transfer_*_ns`
+    /// move a profile's transfers under `pair_latency` 1 as they do under 0. Nothing to scale
+    /// without a matrix (or one that no longer fits the topology) or from a class loaded as 0 ps.
     fn scale_pairs_of_class(&mut self, key: usize, new: u64) {
-        let classes = [
-            cost::TRANSFER_SMT,
-            cost::TRANSFER_L3,
-            cost::TRANSFER_SOCKET,
-            cost::TRANSFER_REMOTE,
-        ];
-        let old = self.costs_ps[key];
+        let Some(k) = key.checked_sub(cost::TRANSFER_SMT).filter(|&k| k < 4) else {
+            return;
+        };
+        let (measured, class) = &self.measured;
         let n = self.hw_threads();
-        if !classes.contains(&key) || old == 0 || self.pairs.len() != n * n {
+        if class[k] == 0 || self.pairs.len() != n * n || measured.len() != n * n {
             return;
         }
         for a in 0..n {
             for b in (0..n).filter(|&b| b != a) {
                 if self.transfer_class(a, b) == key {
-                    let cell = &mut self.pairs[a * n + b];
-                    *cell = (*cell as f64 * new as f64 / old as f64).round() as u64;
+                    let i = a * n + b;
+                    self.pairs[i] =
+                        (measured[i] as f64 * new as f64 / class[k] as f64).round() as u64;
                 }
             }
         }

@@ -447,4 +447,10 @@ fn a_class_override_scales_that_class_of_measured_pairs() {
     r.set_all("transfer_remote_ns=59").unwrap();
     assert_eq!(v(&r, cross), (v(&p, cross) as f64 / 2.0).round() as u64);
     assert_eq!(v(&r, same), v(&p, same));
+    // Overrides compose from the measured matrix: a class set to 0 and back is as measured.
+    let mut z = p.clone();
+    z.set_all("transfer_l3_ns=0").unwrap();
+    assert_eq!(v(&z, same), 0);
+    z.set_all("transfer_l3_ns=43.5").unwrap();
+    assert_eq!(v(&z, same), v(&p, same));
 }

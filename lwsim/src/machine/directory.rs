@@ -53,8 +53,8 @@
 //! `fetch_add`s per line ownership and a 2-thread CAS loop needs about 1.5 CAS per success, not 2.
 //!
 //! **Ownership until the snoop** (`model.ownership_until_snoop`, default 0, the residency window
-//! above: under 1 every `fetch_add` run on a contended line is one operation long, where real
-//! runs have a median of 2). At 1 no window is drawn into the booking (it is still drawn, so no other draw moves):
+//! above, kept in model 3 because the run-length and CAS-loop measurements do not decide between
+//! the two). At 1 no window is drawn into the booking (it is still drawn, so no other draw moves):
 //! a request for a line with an owner is split into its snoop, `snoop_fraction` (default 0.5) of
 //! the transfer's jittered latency `c`, and the data's way back, the rest. The transfer starts
 //! when the snoop reaches the owner, `max(request + snoop, the owner's grant + its own operation)`
