@@ -69,11 +69,11 @@ impl TicketLock {
 /// threads 0..n (where the run's threads are: one per physical core of socket 0).
 fn transfer_ns(p: &Profile, n: usize) -> f64 {
     if p.get("pair_latency") >= Some(0.5) {
-        let pairs: Vec<u64> = (0..n)
+        let sum: u64 = (0..n)
             .flat_map(|a| (0..n).filter(move |&b| b != a).map(move |b| (a, b)))
             .map(|(a, b)| p.pair_ps(a, b).expect("a measured pair"))
-            .collect();
-        pairs.iter().sum::<u64>() as f64 / pairs.len() as f64 / 1000.0
+            .sum();
+        sum as f64 / (n * (n - 1)) as f64 / 1000.0
     } else {
         p.ps(cost::TRANSFER_L3) as f64 / 1000.0
     }

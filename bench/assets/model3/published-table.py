@@ -14,13 +14,10 @@ ARMS = [("default", "model 3"), ("model2", "model 2"), ("residency_after_store-1
 def parse(path):
     curves = {}; cur = None
     for line in open(path):
-        if line.startswith(("folly_", "stock ", "locktorture", "torture")) or re.match(r"^[a-z_]+ \(", line):
-            cur = line.split(" (")[0].split(",")[0].strip()
-            head = line.strip()
-            # key by full first clause incl. write pct
-            m = re.match(r"^(\S+).*?(\d+ % writes|read-only|reads only)?", line)
-            key = line.split(" on ")[0].strip()
-            cur = key; curves[cur] = {"rows": {}, "head": head, "shape": ""}
+        if line.startswith(("folly_", "stock ")):
+            # A curve's header: keyed by its name and write share, before " on PROFILE".
+            cur = line.split(" on ")[0].strip()
+            curves[cur] = {"rows": {}, "head": line.strip(), "shape": ""}
             continue
         m = re.match(r"^\| (\d+) \| ([^|]+) \| ([^|]+) \| ([^|]+) \| (yes|no) \|", line)
         if m and cur:
