@@ -562,9 +562,15 @@ fn table() -> &'static ProcTable {
     &TABLE
 }
 
-#[cfg(any(shuttle, lwsim))]
+#[cfg(shuttle)]
 fn table() -> &'static ProcTable {
     shuttle::lazy_static! { static ref TABLE: ProcTable = ProcTable::new(); }
+    &TABLE
+}
+
+#[cfg(lwsim)]
+fn table() -> &'static ProcTable {
+    ::lwsim::lazy_static! { static ref TABLE: ProcTable = ProcTable::new(); }
     &TABLE
 }
 

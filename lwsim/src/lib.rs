@@ -8,9 +8,10 @@
 //! `lwlock::sync` on the simulated machine unchanged; the crate itself needs no cfg and no lwlock
 //! (`cargo test -p lwsim` runs its tests in a normal build).
 //!
-//! * **Executor.** Simulated threads are shuttle tasks (coroutines on one OS thread), run by a
-//!   custom shuttle `Scheduler` that always picks the eligible task with the smallest virtual clock
-//!   (ties broken by a seeded per-task priority): a conservative discrete-event order. A task runs
+//! * **Executor.** Simulated threads are stackful coroutines on one OS thread (lwsim's own
+//!   executor, `coroutines.rs`, on corosensei's context switch), and every decision runs the
+//!   eligible task with the smallest virtual clock (ties broken by a seeded per-task priority): a
+//!   conservative discrete-event order. A task runs
 //!   ahead without a switch while its clock stays below every other eligible task's
 //!   ([`machine`]'s *horizon*), so a switch happens only where another thread's event comes first.
 //! * **Coherence model** (`machine/directory.rs`, behind the trait of `machine/coherence.rs`): a directory entry per 64-byte line (owner in Modified, or a
@@ -47,12 +48,12 @@
 //! every crate of a build (lwlock, flexlock, a user's crate), and a feature is unified across the
 //! dependency graph, so `--all-features` (or one dependent enabling it) would silently put every
 //! normal test and benchmark on the simulator. A cfg applies to the whole build, cannot leak into
-//! normal builds, and is mutually exclusive with loom/shuttle like theirs.
+//! normal builds, and is mutually exclusive with loom's and shuttle's like theirs.
 //!
 //! # The modules, bottom up
 //! [`access`] (line size, access kinds) ← [`profile`], `line_profile` ← [`machine`] (its
 //! executor, coherence model, store buffer, OS model and counters, each a file of its own) ←
-//! `run` ([`run()`], [`SimConfig`]), [`atomic`], the OS calls
+//! `coroutines` (the tasks) ← `run` ([`run()`], [`SimConfig`]), [`atomic`], the OS calls
 //! (`os`: [`pause`], [`compute`], [`instructions`], [`touch`], [`now_nanos`], [`sleep_micros`],
 //! [`idle_nanos`], [`futex_wait`], [`futex_wake`], [`settle`]) and [`thread`] ← [`Mutex`]. [`LineAligned`] stands
 //! alone.
@@ -89,6 +90,7 @@
 pub mod access;
 mod alloc;
 pub mod atomic;
+mod coroutines;
 mod host;
 mod line_profile;
 pub mod machine;

@@ -6,7 +6,7 @@
 //! backtrace of the accessing code. When the simulation ends, the `N` lines with the most
 //! transfers are printed to stderr, each with its counts and the sampled call sites that
 //! touched it most (the innermost `LWSIM_LINES_DEPTH` frames, default 2, outside the simulator,
-//! `std`, `core` and shuttle, with file and line; release builds of this workspace keep line
+//! `std`, `core` and the coroutines' crate, with file and line; release builds of this workspace keep line
 //! tables, `debug = 1`).
 //!
 //! The counts cover the whole simulation (warm-up and tail included), not a harness's window.
@@ -134,18 +134,18 @@ impl LineProfile {
     }
 }
 
-/// Frames that are not the program's code: the runtime, shuttle, this crate's own modules (named
+/// Frames that are not the program's code: the runtime, the coroutines' (corosensei), this crate's own modules (named
 /// one by one: a program's own crate may be called `lwsim` too, as lwlock's sweep example is)
 /// and lwlock's `sync` shim over it.
 const SKIP: &[&str] = &[
     "std::",
     "core::",
     "alloc::",
-    "shuttle",
-    "generator",
+    "corosensei",
     "lwsim::access::",
     "lwsim::alloc::",
     "lwsim::atomic::",
+    "lwsim::coroutines::",
     "lwsim::host::",
     "lwsim::line_profile::",
     "lwsim::machine::",

@@ -6,8 +6,9 @@ use crate::os::{futex_wait, futex_wake};
 
 /// The blocking mutex of the simulated machine (`lwlock::sync::Mutex` under `--cfg lwsim`): a
 /// futex mutex (Drepper's three-state algorithm) on a simulated atomic, so that its waits go
-/// through the simulated futex and its cost through the coherence model. (A shuttle mutex would
-/// block tasks where the scheduler cannot see it and let the unblocker run ahead of them.)
+/// through the simulated futex and its cost through the coherence model. (A mutex of the
+/// executor's would block tasks where the scheduler cannot see it and let the unblocker run ahead
+/// of them.)
 ///
 /// State: `0` free, `1` held without waiters, `2` held with (possible) sleepers.
 #[derive(Debug, Default)]

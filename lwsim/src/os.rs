@@ -111,12 +111,12 @@ pub fn futex_wake(word: &AtomicU32, n: u32) {
 /// A scheduling decision point for the supervisor (the main task of `run`).
 ///
 /// The machine learns of a spawned thread at the scheduler's next decision, and a supervisor
-/// that neither blocks (a join) nor makes another shuttle call never reaches one: it would run
+/// that neither blocks (a join) nor passes another scheduling point never reaches one: it would run
 /// ahead alone, for instance while it polls a start gate with timed sleeps. Call this after
 /// spawning, before such a loop: the new threads join the machine (at the last decision's
 /// clock) and run until they pass the supervisor's clock or block.
 pub fn settle() {
     if machine::active() {
-        shuttle::thread::yield_now();
+        crate::coroutines::switch();
     }
 }

@@ -1,20 +1,20 @@
 //! Thread spawning and yielding on the simulated machine (`pthread_create` and `sched_yield` of
-//! the OS model), and the thread-locals and lazy statics of simulated threads (shuttle's, which
-//! live per execution).
+//! the OS model), and the thread-locals and lazy statics of simulated threads (lwsim's executor's,
+//! which live per run: `coroutines.rs`).
 
-pub use shuttle::thread::{current, JoinHandle};
-pub use shuttle::{lazy_static, thread_local};
+pub use crate::coroutines::{current, AccessError, JoinHandle, LazyStatic, LocalKey, Thread};
+pub use crate::{lazy_static, thread_local};
 
 use crate::machine;
 
-/// Spawns a simulated thread: a shuttle task that takes a core (an idle one, or a place in a run
+/// Spawns a simulated thread: a task of lwsim's executor that takes a core (an idle one, or a place in a run
 /// queue) before running `f`, and leaves it when `f` returns.
 pub fn spawn<F, T>(f: F) -> JoinHandle<T>
 where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    shuttle::thread::spawn(move || {
+    crate::coroutines::spawn(move || {
         machine::thread_start();
         let r = f();
         machine::thread_exit();

@@ -1,6 +1,6 @@
 //! The lwsim backend (`--cfg lwsim`): the shim's items over the [`lwsim`](::lwsim) crate, a
 //! many-core machine in software (coherence directory, OS model, smallest-virtual-clock scheduler
-//! on shuttle's executor). The atomics are std's, wrapped so that every access is charged virtual
+//! on lwsim's own executor). The atomics are std's, wrapped so that every access is charged virtual
 //! time by the coherence model; futexes, sleeps, spin hints, thread spawns and the clock go to its
 //! OS model. The crate itself is re-exported as `lwlock::sync::lwsim`, for harnesses.
 //!
@@ -37,12 +37,11 @@ pub use std::sync::atomic::Ordering;
 /// that registrations are ordered and a thread switch inside one cannot block the real thread.
 pub use ::lwsim::Mutex;
 
-pub use shuttle::thread_local as model_thread_local;
+pub use ::lwsim::thread_local as model_thread_local;
 
 /// Thread spawning and thread-locals of the active backend.
 pub mod thread {
-    pub use ::lwsim::thread::{spawn, yield_now};
-    pub use shuttle::thread::{current, JoinHandle};
+    pub use ::lwsim::thread::{current, spawn, yield_now, JoinHandle};
 }
 
 /// The ported code's sub-word store (the shim's `field.rs` says why): charged as the plain store

@@ -18,7 +18,7 @@
 //! * **lwsim** (`--cfg lwsim`, `sync/lwsim.rs` over the `lwsim` crate, which is re-exported as
 //!   `sync::lwsim`): a many-core machine in software. The atomics are std's, wrapped so that
 //!   every access is charged virtual time by a cache-coherence model and ordered by a
-//!   smallest-virtual-clock-first scheduler on shuttle's executor; futexes, sleeps, spin hints,
+//!   smallest-virtual-clock-first scheduler on lwsim's own executor; futexes, sleeps, spin hints,
 //!   thread spawns and [`clock_nanos`] go to its OS model. See the module docs.
 //!
 //! `sync/host.rs` holds what several backends take from the host unchanged (std's cell, the real

@@ -154,7 +154,7 @@ pub struct Report {
     pub supervisor: CoreCounters,
     /// Watched lines.
     pub lines: Vec<LineCounters>,
-    /// Scheduler decisions (shuttle steps).
+    /// Scheduler decisions (the executor's steps).
     pub steps: u64,
     /// Real time the run took.
     pub real: std::time::Duration,

@@ -456,18 +456,21 @@ impl Directory {
             let d = d as u64;
             if d > 0 {
                 // Traced with its retry time; the retry's own line follows (its wait without d).
-                m.trace_access(
-                    line.watch,
-                    line_addr,
-                    a,
-                    kind,
-                    t0,
-                    format_args!(
-                        "arbitrate delay {} retry {}",
-                        trace::ns(d),
-                        trace::ns(t0 + d)
-                    ),
-                );
+                // (Checked first: `format_args!` formats its arguments' strings at once.)
+                if m.trace.is_some() {
+                    m.trace_access(
+                        line.watch,
+                        line_addr,
+                        a,
+                        kind,
+                        t0,
+                        format_args!(
+                            "arbitrate delay {} retry {}",
+                            trace::ns(d),
+                            trace::ns(t0 + d)
+                        ),
+                    );
+                }
                 m.counters[a].line_wait_ps += d;
                 m.counters[a].busy_ps += d;
                 m.tasks[m.current].clock = t0 + d;

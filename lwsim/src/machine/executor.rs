@@ -1,5 +1,5 @@
-//! The executor: the tasks' virtual clocks and the order in which they run. The shuttle scheduler
-//! hook (`run.rs`) asks [`Machine::pick`] for every decision; task code passes a sync point
+//! The executor's decisions: the tasks' virtual clocks and the order in which they run. lwsim's
+//! executor (`coroutines.rs`) asks [`Machine::pick`] for every decision; task code passes a sync point
 //! ([`at_sync_point`], [`at_turn`]) before every operation on shared state and yields until its
 //! key is the smallest (see the parent module's *Time*).
 
@@ -68,8 +68,8 @@ impl Machine {
 
     /// The scheduler's decision: the eligible runnable task with the smallest key.
     ///
-    /// `listed(id)` says whether task `id` is in shuttle's list of tasks at this decision and,
-    /// if so, whether it is runnable; `changed` whether that list differs from the last
+    /// `listed(id)` says whether task `id` is in the executor's list of tasks at this decision
+    /// and, if so, whether it is runnable; `changed` whether that list may differ from the last
     /// decision's (a task absent from one list can be in a later one only if they differ); `top`
     /// is the largest runnable id when it may be a task the machine does not know yet (new tasks
     /// start at the clock of this decision). The keys of the tasks that are neither parked nor
@@ -279,6 +279,9 @@ impl Machine {
 /// the hardware completes whatever the scheduler does.
 pub(super) fn at_turn<R>(mut f: impl FnMut(&mut Machine) -> R) -> Option<R> {
     super::MACHINE.with(|cell| loop {
+        if std::thread::panicking() {
+            return None;
+        }
         {
             let mut b = cell.borrow_mut();
             let m = b.as_deref_mut()?;
@@ -288,7 +291,7 @@ pub(super) fn at_turn<R>(mut f: impl FnMut(&mut Machine) -> R) -> Option<R> {
                 return Some(f(m));
             }
         }
-        shuttle::thread::yield_now();
+        crate::coroutines::switch();
     })
 }
 
@@ -296,6 +299,9 @@ pub(super) fn at_turn<R>(mut f: impl FnMut(&mut Machine) -> R) -> Option<R> {
 /// `None` outside a simulation.
 pub(super) fn at_sync_point<R>(mut f: impl FnMut(&mut Machine) -> R) -> Option<R> {
     super::MACHINE.with(|cell| loop {
+        if std::thread::panicking() {
+            return None;
+        }
         {
             let mut b = cell.borrow_mut();
             let m = b.as_deref_mut()?;
@@ -305,7 +311,7 @@ pub(super) fn at_sync_point<R>(mut f: impl FnMut(&mut Machine) -> R) -> Option<R
                 return Some(f(m));
             }
         }
-        shuttle::thread::yield_now();
+        crate::coroutines::switch();
     })
 }
 

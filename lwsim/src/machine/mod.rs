@@ -1,7 +1,7 @@
 //! The simulated machine, in five parts, each in its own file:
 //!
 //! * the **executor** (`executor.rs`): the tasks' virtual clocks and the conservative
-//!   smallest-clock-first order the shuttle scheduler hook follows;
+//!   smallest-clock-first order in which lwsim's executor (`coroutines.rs`) runs them;
 //! * the **coherence model** behind the `Coherence` trait (`coherence.rs`): the directory of
 //!   lines, each access's cost and when it takes effect; the shipped model is `Directory`
 //!   (`directory.rs`); an access is charged through it by `charge.rs`;
@@ -23,9 +23,9 @@
 //! re-exports them. So no two files depend on each other, and a second model (another
 //! coherence protocol, EEVDF) is one new file and one line of `assembly.rs`.
 //!
-//! All state lives in one thread-local [`Machine`]: shuttle runs every task and the scheduler on
-//! the OS thread that called `run`, so they all see it. Task code borrows it only between
-//! scheduling points (never across a shuttle call), the scheduler only inside `next_task`. The
+//! All state lives in one thread-local [`Machine`]: the executor runs every task and every
+//! decision on the OS thread that called `run`, so they all see it. Task code borrows it only
+//! between scheduling points (never across a switch), a decision only inside `pick`. The
 //! coherence and OS models are taken out of the machine while one of their methods runs (a move
 //! of a box), so that they can work on the rest of it.
 //!

@@ -69,6 +69,10 @@ impl Machine {
     /// grant a booking of it (`u64::MAX`: none): a store's value, and for a booked one the
     /// line's new owner, take effect only then, possibly after the line was granted on.
     pub(super) fn next_drain_on(&self, line: usize) -> u64 {
+        if self.sb_next == u64::MAX {
+            // No store is buffered anywhere: no pass over every task's buffer.
+            return u64::MAX;
+        }
         self.tasks
             .iter()
             .flat_map(|t| t.sb.iter())

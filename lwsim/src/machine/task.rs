@@ -31,8 +31,8 @@ pub(crate) struct Task {
     /// The `(clock, prio)` under which the task is in the scheduler's `order` (`None`: not
     /// there, as it is parked or absent).
     pub(super) listed: Option<(u64, u64)>,
-    /// Not in shuttle's list of tasks at a decision (finished, or blocked in shuttle, as the
-    /// supervisor in a join): left out of `order` until a decision's list has it again.
+    /// Not among the executor's runnable tasks at a decision (finished, or blocked in a join):
+    /// left out of `order` until a decision lists it again.
     pub(super) absent: bool,
     /// The spin jump the task is in, if any (`spin.rs`).
     pub(super) spin: Option<SpinJump>,

@@ -1,0 +1,472 @@
+//! lwsim's own executor: every simulated thread, and the supervisor (the closure given to
+//! [`crate::run()`]), is a stackful coroutine on the OS thread that called `run`, and the machine's
+//! scheduler (`Machine::pick`, `machine/executor.rs`) makes every decision.
+//!
+//! At a scheduling point the running task asks the machine for the task to run next; if that is
+//! another, it suspends to the driver loop ([`drive`]), which resumes that one. The scheduling
+//! points are the ones shuttle's executor had, which ran lwsim before this one, so every decision
+//! falls where it did: a spawn (before the new task exists), a yield (the machine's sync points,
+//! which yield until the task's key is the smallest), a join, the supervisor's return, the
+//! decision after a task finishes, and two around a lazy static's initializer (shuttle's `Once`).
+//! (A simulated line is a real address, so a figure still depends on where the process heap puts
+//! what the code under test allocates during a run, which this executor's own allocations shape
+//! differently from shuttle's.) Shuttle's executor built a list of every live task at each
+//! decision, which the machine then compared with the last: a cost per step that grew with the
+//! thread count. Here the machine is told only what changed (a spawn, a block, a finish).
+//!
+//! Also here: the simulated threads' thread-locals ([`LocalKey`], [`crate::thread_local!`]),
+//! destroyed at the thread's exit in the order they were first used, and the lazy statics of a
+//! run ([`LazyStatic`], [`crate::lazy_static!`]), dropped when it ends.
+//!
+//! A panic in a task unwinds its stack and ends the run: it propagates out of the driver, and
+//! [`crate::run()`] resumes it. While a task unwinds, the machine's sync points give way (they act
+//! as outside a simulation) rather than switch: a stack that unwinds cannot be suspended. The
+//! other tasks' stacks are then leaked, not unwound: nothing of a failed run runs again.
+
+use crate::machine;
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+use std::any::Any;
+use std::cell::RefCell;
+use std::sync::{Arc, Mutex};
+
+type Co = Coroutine<(), (), (), DefaultStack>;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Runnable,
+    /// Waiting in a join: not offered to the machine's scheduler (it is absent).
+    Blocked,
+    Finished,
+}
+
+struct Slot {
+    /// `None` while the task runs (the driver holds it) and once it has finished.
+    co: Option<Co>,
+    /// The coroutine's handle for suspending itself, set when it first runs.
+    yielder: *const Yielder<(), ()>,
+    state: State,
+    /// The task blocked joining this one.
+    waiter: Option<usize>,
+    /// Thread-locals: a key's address and its value (`None` once destroyed), in the order of
+    /// first use.
+    locals: Vec<(usize, Option<Box<dyn Any>>)>,
+}
+
+struct Runtime {
+    slots: Vec<Slot>,
+    current: usize,
+    /// The task a suspending task asked the driver to resume.
+    next: usize,
+    /// Whether the set of runnable tasks changed since the last decision.
+    changed: bool,
+    stack_size: usize,
+    /// Lazy statics: a static's address and its value.
+    statics: Vec<(usize, Option<Box<dyn Any>>)>,
+}
+
+thread_local! {
+    static RUNTIME: RefCell<Option<Runtime>> = const { RefCell::new(None) };
+}
+
+fn with_runtime<R>(f: impl FnOnce(&mut Runtime) -> R) -> Option<R> {
+    RUNTIME.with(|cell| cell.borrow_mut().as_mut().map(f))
+}
+
+/// Whether a run's executor is active on this OS thread.
+fn running() -> bool {
+    RUNTIME.with(|cell| cell.borrow().is_some())
+}
+
+/// The machine's decision: the task to run next among the runnable ones.
+fn decide() -> usize {
+    RUNTIME.with(|cell| {
+        let mut b = cell.borrow_mut();
+        let rt = b.as_mut().expect("lwsim: a decision outside a run");
+        let changed = std::mem::take(&mut rt.changed);
+        let slots = &rt.slots;
+        let listed = |id: usize| (slots.get(id)?.state == State::Runnable).then_some(true);
+        let runnable = (0..slots.len()).filter(|&id| slots[id].state == State::Runnable);
+        machine::with_machine(|m| {
+            let m = m.expect("lwsim: the executor runs without a machine");
+            // A task the machine does not know yet is created at this decision, with every lower
+            // id: only the newest can be one (a task is known once it has been chosen).
+            let top = (slots.len() > m.known_tasks()).then(|| slots.len() - 1);
+            m.pick(top, listed, changed, runnable)
+        })
+    })
+}
+
+/// A scheduling point of the running task: the machine decides, and if it chose another task
+/// the running one suspends until it is chosen again. Does nothing outside a run or while the
+/// task unwinds a panic.
+pub(crate) fn switch() {
+    if !running() || std::thread::panicking() {
+        return;
+    }
+    let next = decide();
+    let yielder = with_runtime(|rt| {
+        if next == rt.current {
+            return None;
+        }
+        rt.next = next;
+        Some(rt.slots[rt.current].yielder)
+    })
+    .flatten();
+    if let Some(y) = yielder {
+        // SAFETY: the pointer was set by the running task's coroutine when it first ran, from
+        // the `Yielder` corosensei passes it, which lives as long as the coroutine; the running
+        // task is that coroutine (only a running task reaches a scheduling point), so it is alive
+        // and we are on its stack, where `suspend` must be called.
+        unsafe { (*y).suspend(()) };
+    }
+}
+
+/// The body of every task: `f`, then (for the supervisor, task 0) a last scheduling point, the
+/// result kept for a join if a handle is left (else dropped while the thread-locals still exist),
+/// the thread-locals destroyed, the result published and a joiner woken.
+fn body<T: 'static>(
+    f: impl FnOnce() -> T + 'static,
+    result: Arc<Mutex<Option<T>>>,
+) -> impl FnOnce(&Yielder<(), ()>, ()) + 'static {
+    move |yielder, ()| {
+        let me = with_runtime(|rt| {
+            rt.slots[rt.current].yielder = yielder;
+            rt.current
+        })
+        .expect("lwsim: a task outside a run");
+        let ret = f();
+        if me == 0 {
+            switch();
+        }
+        let ret = if Arc::strong_count(&result) > 1 {
+            Some(ret)
+        } else {
+            drop(ret);
+            None
+        };
+        destroy_locals();
+        if let Some(ret) = ret {
+            *result.lock().unwrap_or_else(|e| e.into_inner()) = Some(ret);
+        }
+        with_runtime(|rt| {
+            if let Some(w) = rt.slots[rt.current].waiter.take() {
+                rt.slots[w].state = State::Runnable;
+                rt.changed = true;
+            }
+        });
+    }
+}
+
+fn new_slot(co: Co) -> Slot {
+    Slot {
+        co: Some(co),
+        yielder: std::ptr::null(),
+        state: State::Runnable,
+        waiter: None,
+        locals: Vec::new(),
+    }
+}
+
+fn stack(size: usize) -> DefaultStack {
+    DefaultStack::new(size).unwrap_or_else(|e| panic!("lwsim: a task's stack: {e}"))
+}
+
+/// Runs `main` as task 0 and every task it spawns until all have finished. A panic, in a task
+/// or in a decision (the machine's deadlock report), propagates; [`uninstall`] must follow
+/// either way.
+pub(crate) fn drive(stack_size: usize, main: impl FnOnce() + 'static) {
+    RUNTIME.with(|cell| {
+        let mut b = cell.borrow_mut();
+        assert!(b.is_none(), "lwsim: a run's executor is already active");
+        *b = Some(Runtime {
+            slots: vec![new_slot(Co::with_stack(
+                stack(stack_size),
+                body(main, Arc::new(Mutex::new(None))),
+            ))],
+            current: 0,
+            next: 0,
+            changed: true,
+            stack_size,
+            statics: Vec::new(),
+        });
+    });
+    let mut next = decide();
+    loop {
+        let mut co = with_runtime(|rt| {
+            rt.current = next;
+            rt.slots[next].co.take()
+        })
+        .flatten()
+        .expect("lwsim: the machine chose a task that cannot run");
+        match co.resume(()) {
+            CoroutineResult::Yield(()) => {
+                next = with_runtime(|rt| {
+                    rt.slots[rt.current].co = Some(co);
+                    rt.next
+                })
+                .expect("lwsim: the run ended under a task");
+            }
+            CoroutineResult::Return(()) => {
+                drop(co);
+                let (any_runnable, blocked) = with_runtime(|rt| {
+                    rt.slots[rt.current].state = State::Finished;
+                    rt.changed = true;
+                    let runnable = rt.slots.iter().any(|s| s.state == State::Runnable);
+                    let blocked: Vec<usize> = (0..rt.slots.len())
+                        .filter(|&i| rt.slots[i].state == State::Blocked)
+                        .collect();
+                    (runnable, blocked)
+                })
+                .expect("lwsim: the run ended under a task");
+                if !any_runnable {
+                    assert!(
+                        blocked.is_empty(),
+                        "lwsim: deadlock: every unfinished thread waits to join another \
+                         (tasks {blocked:?})"
+                    );
+                    return;
+                }
+                next = decide();
+            }
+        }
+    }
+}
+
+/// Ends the run's executor: drops its lazy statics (after a run that finished) or leaks every
+/// task stack left and the statics (after a failure, so that nothing of the run runs again).
+pub(crate) fn uninstall(failed: bool) {
+    let Some(rt) = RUNTIME.with(|cell| cell.borrow_mut().take()) else {
+        return;
+    };
+    if failed {
+        std::mem::forget(rt);
+    } else {
+        // Every task has finished, so no coroutine is left to unwind.
+        drop(rt);
+    }
+}
+
+/// Destroys the running task's thread-locals, in the order they were first used; one that a
+/// destructor uses for the first time is destroyed after the others.
+fn destroy_locals() {
+    let mut i = 0;
+    loop {
+        let next = with_runtime(|rt| {
+            let locals = &mut rt.slots[rt.current].locals;
+            (i < locals.len()).then(|| locals[i].1.take())
+        })
+        .flatten();
+        match next {
+            None => return,
+            // Dropped with the runtime released: a destructor may use other thread-locals, or the
+            // machine.
+            Some(value) => drop(value),
+        }
+        i += 1;
+    }
+}
+
+/// A simulated thread's handle: [`JoinHandle::join`] waits for it to finish.
+#[derive(Debug)]
+pub struct JoinHandle<T> {
+    id: usize,
+    result: Arc<Mutex<Option<T>>>,
+}
+
+impl<T> JoinHandle<T> {
+    /// Waits for the thread to finish and returns its result. (A panic in a simulated thread ends
+    /// the whole run, so this never returns an error.)
+    pub fn join(self) -> std::thread::Result<T> {
+        let finished = with_runtime(|rt| rt.slots[self.id].state == State::Finished)
+            .expect("lwsim: a join outside the run that spawned the thread");
+        if !finished {
+            with_runtime(|rt| {
+                let me = rt.current;
+                rt.slots[self.id].waiter = Some(me);
+                rt.slots[me].state = State::Blocked;
+                rt.changed = true;
+            });
+        }
+        switch();
+        let r = self.result.lock().unwrap_or_else(|e| e.into_inner()).take();
+        Ok(r.expect("lwsim: a joined thread left no result"))
+    }
+
+    /// The simulated thread's task id.
+    pub fn thread(&self) -> Thread {
+        Thread(self.id)
+    }
+}
+
+/// A simulated thread, as [`current`] and [`JoinHandle::thread`] name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Thread(usize);
+
+impl Thread {
+    /// Its task id (0: the supervisor), unique within a run.
+    pub fn id(&self) -> usize {
+        self.0
+    }
+}
+
+/// The running simulated thread (task 0, the supervisor, outside a run).
+pub fn current() -> Thread {
+    Thread(with_runtime(|rt| rt.current).unwrap_or(0))
+}
+
+/// Spawns a task: a scheduling point first (shuttle's), then the task, which runs when the machine
+/// chooses it. Panics outside a run.
+pub(crate) fn spawn<F, T>(f: F) -> JoinHandle<T>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    assert!(running(), "lwsim: thread::spawn outside a simulation");
+    switch();
+    let result = Arc::new(Mutex::new(None));
+    let id = with_runtime(|rt| {
+        let co = Co::with_stack(stack(rt.stack_size), body(f, result.clone()));
+        rt.slots.push(new_slot(co));
+        rt.changed = true;
+        rt.slots.len() - 1
+    })
+    .expect("lwsim: thread::spawn outside a simulation");
+    JoinHandle { id, result }
+}
+
+/// The error of [`LocalKey::try_with`] on a thread-local already destroyed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AccessError;
+
+impl std::fmt::Display for AccessError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("already destroyed")
+    }
+}
+
+impl std::error::Error for AccessError {}
+
+/// A thread-local of simulated threads (declared with [`crate::thread_local!`]): each simulated
+/// thread has its own value, made by `init` at its first use and destroyed at the thread's exit.
+#[derive(Debug)]
+pub struct LocalKey<T: 'static> {
+    #[doc(hidden)]
+    pub init: fn() -> T,
+}
+
+impl<T: 'static> LocalKey<T> {
+    /// Runs `f` on this thread's value. Panics if it was already destroyed, or outside a run.
+    pub fn with<F: FnOnce(&T) -> R, R>(&'static self, f: F) -> R {
+        self.try_with(f)
+            .expect("lwsim: a thread-local used during or after its destruction")
+    }
+
+    /// Runs `f` on this thread's value, or returns [`AccessError`] if it was already destroyed.
+    /// Panics outside a run.
+    pub fn try_with<F: FnOnce(&T) -> R, R>(&'static self, f: F) -> Result<R, AccessError> {
+        let key = self as *const Self as usize;
+        let found = with_runtime(|rt| {
+            let locals = &rt.slots[rt.current].locals;
+            locals.iter().find(|(k, _)| *k == key).map(|(_, v)| {
+                v.as_ref()
+                    .map(|b| b.downcast_ref::<T>().expect("a key's own type") as *const T)
+            })
+        })
+        .expect("lwsim: a simulated thread-local used outside a simulation");
+        let ptr = match found {
+            Some(Some(p)) => p,
+            Some(None) => return Err(AccessError),
+            None => {
+                // Made with the runtime released: `init` may use the machine, or switch.
+                let value: Box<T> = Box::new((self.init)());
+                let p: *const T = &*value;
+                with_runtime(|rt| rt.slots[rt.current].locals.push((key, Some(value))));
+                p
+            }
+        };
+        // SAFETY: `ptr` points into a box held by the running task's `locals`, which only
+        // `destroy_locals` empties, on this task's own stack after its closure returned; `f` runs
+        // before that, on this stack, and the box does not move when the vector grows.
+        Ok(f(unsafe { &*ptr }))
+    }
+}
+
+/// A lazy static of a run (declared with [`crate::lazy_static!`]): made at its first use in the
+/// run, dropped when the run ends, so that each run starts from its own (as a model checker's
+/// executions do). Its initializer must not wait on another simulated thread.
+#[derive(Debug)]
+pub struct LazyStatic<T: Sync + 'static> {
+    #[doc(hidden)]
+    pub init: fn() -> T,
+}
+
+impl<T: Sync + 'static> std::ops::Deref for LazyStatic<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        let key = self as *const Self as usize;
+        let found = with_runtime(|rt| {
+            rt.statics.iter().find(|(k, _)| *k == key).map(|(_, v)| {
+                v.as_ref()
+                    .map(|b| b.downcast_ref::<T>().expect("a static's own type") as *const T)
+            })
+        })
+        .expect("lwsim: a simulated lazy static used outside a simulation");
+        let ptr = match found {
+            Some(Some(p)) => p,
+            Some(None) => panic!("lwsim: a lazy static used while it is being made"),
+            None => {
+                with_runtime(|rt| rt.statics.push((key, None)));
+                // Two scheduling points around the initializer, where shuttle's `Once` had them
+                // (its lock and its release), so that the decisions fall where they did.
+                switch();
+                let value: Box<T> = Box::new((self.init)());
+                switch();
+                let p: *const T = &*value;
+                with_runtime(|rt| {
+                    let e = rt.statics.iter_mut().find(|(k, _)| *k == key);
+                    e.expect("the entry pushed above").1 = Some(value);
+                });
+                p
+            }
+        };
+        // SAFETY: `ptr` points into a box held by the runtime's `statics` until the run ends
+        // (`uninstall`); a static is used only inside the run (outside it, the lookup above
+        // panics), and the box does not move when the vector grows.
+        unsafe { &*ptr }
+    }
+}
+
+/// Declares thread-locals of simulated threads ([`LocalKey`]), with `std::thread_local!`'s syntax
+/// (a `const { }` initializer is accepted and made lazily like the others).
+#[macro_export]
+macro_rules! thread_local {
+    () => {};
+    ($(#[$attr:meta])* $vis:vis static $name:ident: $t:ty = const { $init:expr }; $($rest:tt)*) => (
+        $crate::thread_local!($(#[$attr])* $vis static $name: $t = $init; $($rest)*);
+    );
+    ($(#[$attr:meta])* $vis:vis static $name:ident: $t:ty = const { $init:expr }) => (
+        $crate::thread_local!($(#[$attr])* $vis static $name: $t = $init);
+    );
+    ($(#[$attr:meta])* $vis:vis static $name:ident: $t:ty = $init:expr; $($rest:tt)*) => (
+        $(#[$attr])* $vis static $name: $crate::thread::LocalKey<$t> =
+            $crate::thread::LocalKey { init: || $init };
+        $crate::thread_local!($($rest)*);
+    );
+    ($(#[$attr:meta])* $vis:vis static $name:ident: $t:ty = $init:expr) => (
+        $(#[$attr])* $vis static $name: $crate::thread::LocalKey<$t> =
+            $crate::thread::LocalKey { init: || $init };
+    );
+}
+
+/// Declares lazy statics of a run ([`LazyStatic`]), with the `lazy_static` crate's syntax
+/// (`static ref NAME: T = init;`).
+#[macro_export]
+macro_rules! lazy_static {
+    () => {};
+    ($(#[$attr:meta])* $vis:vis static ref $name:ident: $t:ty = $init:expr; $($rest:tt)*) => (
+        $(#[$attr])* $vis static $name: $crate::thread::LazyStatic<$t> =
+            $crate::thread::LazyStatic { init: || $init };
+        $crate::lazy_static!($($rest)*);
+    );
+}
