@@ -439,14 +439,23 @@ const MAX_CHUNKS: usize = if cfg!(any(loom, shuttle)) {
     1 << 14
 };
 
+/// Eight chunk pointers, one 64-byte line of them: line-aligned under lwsim, so that which
+/// pointers share a simulated line does not depend on where the allocator put the array (a
+/// table's fourth chunk, published by the 193rd thread to register, shared the first chunk's
+/// line or not by the heap's offset, which moved figures past 64 threads).
+#[cfg_attr(lwsim, repr(align(64)))]
+struct ChunkLine([AtomicPtr<Proc>; 8]);
+const _: () = assert!(MAX_CHUNKS % 8 == 0, "whole lines of chunk pointers");
+
 /// The table of all records: `ProcGlobal->allProcs`, grown a chunk at a time.
 ///
 /// Line-aligned under lwsim, so that which of its fields share a simulated cache line does not
 /// depend on where the allocator put it (runs must be deterministic).
 #[cfg_attr(lwsim, repr(align(64)))]
 struct ProcTable {
-    /// Chunk pointers; a chunk is published once (Release) and never changes or goes away.
-    chunks: Box<[AtomicPtr<Proc>]>,
+    /// Chunk pointers (chunk `c` at `chunks[c / 8].0[c % 8]`); a chunk is published once
+    /// (Release) and never changes or goes away.
+    chunks: Box<[ChunkLine]>,
     /// Number of records ever created (high-water mark); records below it exist.
     created: AtomicU32,
     /// Numbers of records whose thread exited, ready for reuse (`ProcGlobal->freeProcs`).
@@ -458,8 +467,12 @@ struct ProcTable {
 impl ProcTable {
     fn new() -> Self {
         ProcTable {
-            chunks: (0..MAX_CHUNKS)
-                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
+            chunks: (0..MAX_CHUNKS / 8)
+                .map(|_| {
+                    ChunkLine(std::array::from_fn(
+                        |_| AtomicPtr::new(std::ptr::null_mut()),
+                    ))
+                })
                 .collect(),
             created: AtomicU32::new(0),
             free: crate::sync::Mutex::new(Vec::new()),
@@ -469,7 +482,7 @@ impl ProcTable {
 
     fn get(&self, number: u32) -> Option<&'static Proc> {
         let chunk = (number >> CHUNK_SHIFT) as usize;
-        let ptr = self.chunks.get(chunk)?.load(Ordering::Acquire);
+        let ptr = self.chunks.get(chunk / 8)?.0[chunk % 8].load(Ordering::Acquire);
         if ptr.is_null() {
             return None;
         }
@@ -499,7 +512,7 @@ impl ProcTable {
                     let ptr = Box::leak(records).as_mut_ptr();
                     // Release: the records' initialisation happens-before any Acquire load of
                     // the pointer in `get`.
-                    self.chunks[chunk].store(ptr, Ordering::Release);
+                    self.chunks[chunk / 8].0[chunk % 8].store(ptr, Ordering::Release);
                 }
                 // Release: samplers that see the new count also see the chunk.
                 self.created.store(n + 1, Ordering::Release);

@@ -20,7 +20,12 @@
 //!
 //! A panic in a task unwinds its stack and ends the run: it propagates out of the driver, and
 //! [`crate::run()`] resumes it. While a task unwinds, the machine's sync points give way (they act
-//! as outside a simulation) rather than switch: a stack that unwinds cannot be suspended. The
+//! as outside a simulation) rather than switch: a stack that unwinds is not suspended here (the
+//! panic count is the OS thread's, so every other task would run as if it unwound too, and one
+//! left suspended would keep it raised after the run). A destructor that releases goes on; one
+//! that waits for another thread cannot, and the process aborts with the reason after a bound
+//! (`machine/executor.rs`) rather than hang. (So a `catch_unwind` inside a simulated thread is
+//! not simulated: what runs between the panic and the catch acts as outside a simulation.) The
 //! other tasks' stacks are then leaked, not unwound: nothing of a failed run runs again.
 
 use crate::machine;
@@ -61,8 +66,14 @@ struct Runtime {
     /// Whether the set of runnable tasks changed since the last decision.
     changed: bool,
     stack_size: usize,
-    /// Lazy statics: a static's address and its value.
-    statics: Vec<(usize, Option<Box<dyn Any>>)>,
+    /// Lazy statics: a static's address and its value, or the tasks waiting for it while its
+    /// initializer runs.
+    statics: Vec<(usize, Static)>,
+}
+
+enum Static {
+    Making(Vec<usize>),
+    Made(Box<dyn Any>),
 }
 
 thread_local! {
@@ -176,14 +187,12 @@ fn stack(size: usize) -> DefaultStack {
 /// or in a decision (the machine's deadlock report), propagates; [`uninstall`] must follow
 /// either way.
 pub(crate) fn drive(stack_size: usize, main: impl FnOnce() + 'static) {
+    let co = Co::with_stack(stack(stack_size), body(main, Arc::new(Mutex::new(None))));
     RUNTIME.with(|cell| {
         let mut b = cell.borrow_mut();
         assert!(b.is_none(), "lwsim: a run's executor is already active");
         *b = Some(Runtime {
-            slots: vec![new_slot(Co::with_stack(
-                stack(stack_size),
-                body(main, Arc::new(Mutex::new(None))),
-            ))],
+            slots: vec![new_slot(co)],
             current: 0,
             next: 0,
             changed: true,
@@ -233,17 +242,29 @@ pub(crate) fn drive(stack_size: usize, main: impl FnOnce() + 'static) {
     }
 }
 
-/// Ends the run's executor: drops its lazy statics (after a run that finished) or leaks every
-/// task stack left and the statics (after a failure, so that nothing of the run runs again).
-pub(crate) fn uninstall(failed: bool) {
-    let Some(rt) = RUNTIME.with(|cell| cell.borrow_mut().take()) else {
-        return;
-    };
-    if failed {
-        std::mem::forget(rt);
-    } else {
-        // Every task has finished, so no coroutine is left to unwind.
-        drop(rt);
+/// What a run's executor leaves when it ends: its lazy statics, and after a failure the stacks
+/// of the tasks that did not finish.
+pub(crate) struct Leftovers(Runtime);
+
+/// Ends the run's executor; the caller drops what it leaves with [`Leftovers::dispose`] once the
+/// machine is gone, so that no destructor acts on the machine after the run.
+pub(crate) fn uninstall() -> Option<Leftovers> {
+    RUNTIME.with(|cell| cell.borrow_mut().take()).map(Leftovers)
+}
+
+impl Leftovers {
+    /// Drops the lazy statics (their destructors run as outside a simulation). After a failure
+    /// the unfinished tasks' stacks are leaked, not unwound, so that nothing of the run runs
+    /// again; after a run that finished every task has, and nothing is leaked.
+    pub(crate) fn dispose(self, failed: bool) {
+        let mut rt = self.0;
+        let statics = std::mem::take(&mut rt.statics);
+        if failed {
+            std::mem::forget(rt);
+        } else {
+            drop(rt);
+        }
+        drop(statics);
     }
 }
 
@@ -312,7 +333,9 @@ impl Thread {
 
 /// The running simulated thread (task 0, the supervisor, outside a run).
 pub fn current() -> Thread {
-    Thread(with_runtime(|rt| rt.current).unwrap_or(0))
+    // `try_borrow`: a panic hook may ask while a decision holds the runtime.
+    let id = RUNTIME.with(|cell| cell.try_borrow().ok()?.as_ref().map(|rt| rt.current));
+    Thread(id.unwrap_or(0))
 }
 
 /// Spawns a task: a scheduling point first (shuttle's), then the task, which runs when the machine
@@ -325,8 +348,9 @@ where
     assert!(running(), "lwsim: thread::spawn outside a simulation");
     switch();
     let result = Arc::new(Mutex::new(None));
+    let size = with_runtime(|rt| rt.stack_size).expect("lwsim: thread::spawn outside a simulation");
+    let co = Co::with_stack(stack(size), body(f, result.clone()));
     let id = with_runtime(|rt| {
-        let co = Co::with_stack(stack(rt.stack_size), body(f, result.clone()));
         rt.slots.push(new_slot(co));
         rt.changed = true;
         rt.slots.len() - 1
@@ -403,37 +427,59 @@ pub struct LazyStatic<T: Sync + 'static> {
 
 impl<T: Sync + 'static> std::ops::Deref for LazyStatic<T> {
     type Target = T;
+    /// The run's value, made at its first use. The first user runs the initializer between two
+    /// scheduling points (where shuttle's `Once` had its lock and its release); a task that
+    /// arrives meanwhile blocks until the value is stored, then passes a scheduling point of its
+    /// own (its release of the `Once`).
     fn deref(&self) -> &T {
         let key = self as *const Self as usize;
-        let found = with_runtime(|rt| {
-            rt.statics.iter().find(|(k, _)| *k == key).map(|(_, v)| {
-                v.as_ref()
-                    .map(|b| b.downcast_ref::<T>().expect("a static's own type") as *const T)
+        loop {
+            let found = with_runtime(|rt| {
+                let me = rt.current;
+                match rt.statics.iter_mut().find(|(k, _)| *k == key) {
+                    None => {
+                        rt.statics.push((key, Static::Making(Vec::new())));
+                        None
+                    }
+                    Some((_, Static::Made(b))) => Some(Some(
+                        b.downcast_ref::<T>().expect("a static's own type") as *const T,
+                    )),
+                    Some((_, Static::Making(waiters))) => {
+                        waiters.push(me);
+                        rt.slots[me].state = State::Blocked;
+                        rt.changed = true;
+                        Some(None)
+                    }
+                }
             })
-        })
-        .expect("lwsim: a simulated lazy static used outside a simulation");
-        let ptr = match found {
-            Some(Some(p)) => p,
-            Some(None) => panic!("lwsim: a lazy static used while it is being made"),
-            None => {
-                with_runtime(|rt| rt.statics.push((key, None)));
-                // Two scheduling points around the initializer, where shuttle's `Once` had them
-                // (its lock and its release), so that the decisions fall where they did.
-                switch();
-                let value: Box<T> = Box::new((self.init)());
-                switch();
-                let p: *const T = &*value;
-                with_runtime(|rt| {
-                    let e = rt.statics.iter_mut().find(|(k, _)| *k == key);
-                    e.expect("the entry pushed above").1 = Some(value);
-                });
-                p
+            .expect("lwsim: a simulated lazy static used outside a simulation");
+            match found {
+                // SAFETY: the pointer is into a box held by the runtime's `statics` until the run
+                // ends (`Leftovers::dispose`); a static is used only inside the run (outside it
+                // the lookup above panics), and the box does not move when the vector grows.
+                Some(Some(p)) => return unsafe { &*p },
+                Some(None) => {
+                    // Blocked until the maker stores the value and wakes us.
+                    switch();
+                    switch();
+                }
+                None => {
+                    switch();
+                    let value: Box<dyn Any> = Box::new((self.init)());
+                    with_runtime(|rt| {
+                        let e = rt.statics.iter_mut().find(|(k, _)| *k == key);
+                        let e = &mut e.expect("the entry pushed above").1;
+                        if let Static::Making(waiters) = std::mem::replace(e, Static::Made(value)) {
+                            for w in waiters {
+                                rt.slots[w].state = State::Runnable;
+                                rt.changed = true;
+                            }
+                        }
+                    });
+                    switch();
+                }
             }
-        };
-        // SAFETY: `ptr` points into a box held by the runtime's `statics` until the run ends
-        // (`uninstall`); a static is used only inside the run (outside it, the lookup above
-        // panics), and the box does not move when the vector grows.
-        unsafe { &*ptr }
+        }
     }
 }
 

@@ -65,12 +65,20 @@ where
         cfg.spin_jumps,
     ));
     let start = std::time::Instant::now();
+    // The closure is the supervisor's; what it captures is dropped after the run, with the
+    // machine gone (as shuttle's runner did), not inside the simulation.
+    let f = std::sync::Arc::new(f);
+    let main = f.clone();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        coroutines::drive(cfg.stack_size, f)
+        coroutines::drive(cfg.stack_size, move || main())
     }));
-    coroutines::uninstall(result.is_err());
+    let leftovers = coroutines::uninstall();
     let real = start.elapsed();
     let m = machine::uninstall().expect("machine installed");
+    if let Some(l) = leftovers {
+        l.dispose(result.is_err());
+    }
+    drop(f);
     if let Err(e) = result {
         std::panic::resume_unwind(e);
     }

@@ -119,6 +119,43 @@ lwsim::lazy_static! {
 
 static RUNS_MADE: AtomicUsize = AtomicUsize::new(0);
 
+lwsim::lazy_static! {
+    static ref SLOW: usize = {
+        // The initializer takes virtual time: the other threads arrive while it runs.
+        lwsim::compute(1000);
+        SLOW_MADE.fetch_add(1, Ordering::SeqCst) + 100
+    };
+}
+
+static SLOW_MADE: AtomicUsize = AtomicUsize::new(0);
+
+/// Threads that first use a lazy static while its initializer runs wait for its value (made
+/// once), as they would on a `Once`.
+#[test]
+fn threads_wait_for_a_lazy_static_being_made() {
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let g = got.clone();
+    lwsim::run(config(8), move || {
+        let hs: Vec<_> = (0..6)
+            .map(|i| {
+                lwsim::thread::spawn(move || {
+                    lwsim::compute(10 * i);
+                    (*SLOW, now_nanos())
+                })
+            })
+            .collect();
+        for h in hs {
+            g.lock().unwrap().push(h.join().unwrap());
+        }
+    });
+    let got = got.lock().unwrap().clone();
+    assert_eq!(SLOW_MADE.load(Ordering::SeqCst), 1);
+    assert!(got.iter().all(|&(v, _)| v == 100), "{got:?}");
+    // Every thread had its value only once the initializer's microsecond had passed.
+    let first = got.iter().map(|&(_, t)| t).min().unwrap();
+    assert!(got.iter().all(|&(_, t)| t >= first && t >= 1000), "{got:?}");
+}
+
 /// A lazy static is made once in a run, shared by its threads, and made afresh by the next run.
 #[test]
 fn a_lazy_static_is_made_once_per_run() {
@@ -188,4 +225,23 @@ fn threads_that_join_each_other_are_reported() {
         assert!(a_id > 0);
         lwsim::compute(10_000);
     });
+}
+
+/// What the supervisor's closure captures is dropped after the run, with the machine gone: its
+/// destructor cannot act on the simulated machine (or move a figure).
+#[test]
+fn the_supervisors_captures_are_dropped_after_the_run() {
+    struct Probe(Arc<Mutex<Option<bool>>>);
+    impl Drop for Probe {
+        fn drop(&mut self) {
+            *self.0.lock().unwrap() = Some(lwsim::machine::active());
+        }
+    }
+    let seen = Arc::new(Mutex::new(None));
+    let probe = Probe(seen.clone());
+    lwsim::run(config(2), move || {
+        let _keep = &probe;
+        lwsim::compute(10);
+    });
+    assert_eq!(*seen.lock().unwrap(), Some(false));
 }

@@ -274,12 +274,48 @@ impl Machine {
     }
 }
 
+/// How many sync points a task may pass while it unwinds a panic before the run is aborted.
+const UNWIND_POINTS: u64 = 1_000_000;
+
+std::thread_local! {
+    static UNWOUND: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether the running task unwinds a panic. Its sync points then act as outside a simulation
+/// (a stack that unwinds cannot be suspended, so the task cannot wait for another): a destructor
+/// that releases goes on; one that waits for another thread would wait forever, so past
+/// `UNWIND_POINTS` such points the process aborts with the reason, as PostgreSQL's PANIC does,
+/// rather than hang.
+fn unwinding() -> bool {
+    if !std::thread::panicking() {
+        return false;
+    }
+    let n = UNWOUND.with(|c| {
+        c.set(c.get() + 1);
+        c.get()
+    });
+    if n > UNWIND_POINTS {
+        eprintln!(
+            "lwsim: PANIC: a simulated thread that unwinds a panic waits for another thread in a \
+             destructor ({UNWIND_POINTS} operations without progress); a waiting destructor \
+             cannot run on the simulated machine while it unwinds"
+        );
+        std::process::abort();
+    }
+    true
+}
+
+/// A new run: no task has unwound yet.
+pub(super) fn reset_unwinding() {
+    UNWOUND.with(|c| c.set(0));
+}
+
 /// Loops until the running task is the earliest (its clock below every other eligible task's),
 /// then runs `f`: no core, slice or preemption check, for the second phase of an access, which
 /// the hardware completes whatever the scheduler does.
 pub(super) fn at_turn<R>(mut f: impl FnMut(&mut Machine) -> R) -> Option<R> {
     super::MACHINE.with(|cell| loop {
-        if std::thread::panicking() {
+        if unwinding() {
             return None;
         }
         {
@@ -299,7 +335,7 @@ pub(super) fn at_turn<R>(mut f: impl FnMut(&mut Machine) -> R) -> Option<R> {
 /// `None` outside a simulation.
 pub(super) fn at_sync_point<R>(mut f: impl FnMut(&mut Machine) -> R) -> Option<R> {
     super::MACHINE.with(|cell| loop {
-        if std::thread::panicking() {
+        if unwinding() {
             return None;
         }
         {

@@ -174,6 +174,7 @@ pub fn active() -> bool {
 }
 
 pub(crate) fn install(m: Machine) {
+    executor::reset_unwinding();
     MACHINE.with(|c| *c.borrow_mut() = Some(Box::new(m)));
 }
 
