@@ -28,7 +28,6 @@
 //! not simulated: what runs between the panic and the catch acts as outside a simulation.) The
 //! other tasks' stacks are then leaked, not unwound: nothing of a failed run runs again.
 
-use crate::machine;
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::any::Any;
@@ -69,7 +68,36 @@ struct Runtime {
     /// Lazy statics: a static's address and its value, or the tasks waiting for it while its
     /// initializer runs.
     statics: Vec<(usize, Static)>,
+    /// The decision (the machine's scheduler, given by `run.rs`: this file names nothing of the
+    /// machine, whose sync points call [`switch`]).
+    decide: Decide,
 }
+
+/// What a decision is offered: the tasks, which of them are runnable, and whether that set
+/// changed since the last decision.
+pub(crate) struct Offer<'a> {
+    slots: &'a [Slot],
+    changed: bool,
+}
+
+impl Offer<'_> {
+    /// Tasks `0..len()` exist.
+    pub(crate) fn len(&self) -> usize {
+        self.slots.len()
+    }
+    /// `Some(true)` for a runnable task, `None` for one blocked or finished (absent from the
+    /// list, as the machine's scheduler calls it).
+    pub(crate) fn listed(&self, id: usize) -> Option<bool> {
+        (self.slots.get(id)?.state == State::Runnable).then_some(true)
+    }
+    /// Whether the set of runnable tasks may differ from the last decision's.
+    pub(crate) fn changed(&self) -> bool {
+        self.changed
+    }
+}
+
+/// A decision: the task to run next among the offered ones.
+pub(crate) type Decide = fn(&Offer<'_>) -> usize;
 
 enum Static {
     Making(Vec<usize>),
@@ -89,22 +117,16 @@ fn running() -> bool {
     RUNTIME.with(|cell| cell.borrow().is_some())
 }
 
-/// The machine's decision: the task to run next among the runnable ones.
+/// The run's decision: the task to run next among the runnable ones.
 fn decide() -> usize {
     RUNTIME.with(|cell| {
         let mut b = cell.borrow_mut();
         let rt = b.as_mut().expect("lwsim: a decision outside a run");
-        let changed = std::mem::take(&mut rt.changed);
-        let slots = &rt.slots;
-        let listed = |id: usize| (slots.get(id)?.state == State::Runnable).then_some(true);
-        let runnable = (0..slots.len()).filter(|&id| slots[id].state == State::Runnable);
-        machine::with_machine(|m| {
-            let m = m.expect("lwsim: the executor runs without a machine");
-            // A task the machine does not know yet is created at this decision, with every lower
-            // id: only the newest can be one (a task is known once it has been chosen).
-            let top = (slots.len() > m.known_tasks()).then(|| slots.len() - 1);
-            m.pick(top, listed, changed, runnable)
-        })
+        let offer = Offer {
+            slots: &rt.slots,
+            changed: std::mem::take(&mut rt.changed),
+        };
+        (rt.decide)(&offer)
     })
 }
 
@@ -186,7 +208,7 @@ fn stack(size: usize) -> DefaultStack {
 /// Runs `main` as task 0 and every task it spawns until all have finished. A panic, in a task
 /// or in a decision (the machine's deadlock report), propagates; [`uninstall`] must follow
 /// either way.
-pub(crate) fn drive(stack_size: usize, main: impl FnOnce() + 'static) {
+pub(crate) fn drive(stack_size: usize, decide_with: Decide, main: impl FnOnce() + 'static) {
     let co = Co::with_stack(stack(stack_size), body(main, Arc::new(Mutex::new(None))));
     RUNTIME.with(|cell| {
         let mut b = cell.borrow_mut();
@@ -198,6 +220,7 @@ pub(crate) fn drive(stack_size: usize, main: impl FnOnce() + 'static) {
             changed: true,
             stack_size,
             statics: Vec::new(),
+            decide: decide_with,
         });
     });
     let mut next = decide();

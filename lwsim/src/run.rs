@@ -45,6 +45,20 @@ impl SimConfig {
     }
 }
 
+/// Every decision of the executor: the machine's scheduler (`Machine::pick`) over the offered
+/// tasks.
+fn decide(offer: &coroutines::Offer<'_>) -> usize {
+    machine::with_machine(|m| {
+        let m = m.expect("lwsim: the executor runs without a machine");
+        // A task the machine does not know yet is created at this decision, with every lower id:
+        // only the newest can be one (a task is known once it has been chosen).
+        let n = offer.len();
+        let top = (n > m.known_tasks()).then(|| n - 1);
+        let runnable = (0..n).filter(|&id| offer.listed(id).is_some());
+        m.pick(top, |id| offer.listed(id), offer.changed(), runnable)
+    })
+}
+
 /// Runs `f` as the supervisor (main task) of a simulated machine and returns the counters.
 ///
 /// `f` spawns the simulated threads with [`crate::thread::spawn`] and joins them. One
@@ -70,7 +84,7 @@ where
     let f = std::sync::Arc::new(f);
     let main = f.clone();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        coroutines::drive(cfg.stack_size, move || main())
+        coroutines::drive(cfg.stack_size, decide, move || main())
     }));
     let leftovers = coroutines::uninstall();
     let real = start.elapsed();

@@ -48,6 +48,7 @@ impl Machine {
             counters: vec![CoreCounters::default(); ncores + 1],
             watched: Vec::new(),
             steps: 0,
+            unwound: 0,
             threads: 0,
             end_ps: 0,
             line_profile: LineProfile::from_env().map(Box::new),

@@ -277,37 +277,27 @@ impl Machine {
 /// How many sync points a task may pass while it unwinds a panic before the run is aborted.
 const UNWIND_POINTS: u64 = 1_000_000;
 
-std::thread_local! {
-    static UNWOUND: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
-
-/// Whether the running task unwinds a panic. Its sync points then act as outside a simulation
-/// (a stack that unwinds cannot be suspended, so the task cannot wait for another): a destructor
-/// that releases goes on; one that waits for another thread would wait forever, so past
-/// `UNWIND_POINTS` such points the process aborts with the reason, as PostgreSQL's PANIC does,
-/// rather than hang.
-fn unwinding() -> bool {
-    if !std::thread::panicking() {
-        return false;
+impl Machine {
+    /// Whether the running task unwinds a panic. Its sync points then act as outside a
+    /// simulation (a stack that unwinds is not suspended, so the task cannot wait for another):
+    /// a destructor that releases goes on; one that waits for another thread would wait forever,
+    /// so past `UNWIND_POINTS` such points the process aborts with the reason, as PostgreSQL's
+    /// PANIC does, rather than hang.
+    fn unwinding(&mut self) -> bool {
+        if !std::thread::panicking() {
+            return false;
+        }
+        self.unwound += 1;
+        if self.unwound > UNWIND_POINTS {
+            eprintln!(
+                "lwsim: PANIC: a simulated thread that unwinds a panic waits for another thread \
+                 in a destructor ({UNWIND_POINTS} operations without progress); a waiting \
+                 destructor cannot run on the simulated machine while it unwinds"
+            );
+            std::process::abort();
+        }
+        true
     }
-    let n = UNWOUND.with(|c| {
-        c.set(c.get() + 1);
-        c.get()
-    });
-    if n > UNWIND_POINTS {
-        eprintln!(
-            "lwsim: PANIC: a simulated thread that unwinds a panic waits for another thread in a \
-             destructor ({UNWIND_POINTS} operations without progress); a waiting destructor \
-             cannot run on the simulated machine while it unwinds"
-        );
-        std::process::abort();
-    }
-    true
-}
-
-/// A new run: no task has unwound yet.
-pub(super) fn reset_unwinding() {
-    UNWOUND.with(|c| c.set(0));
 }
 
 /// Loops until the running task is the earliest (its clock below every other eligible task's),
@@ -315,12 +305,12 @@ pub(super) fn reset_unwinding() {
 /// the hardware completes whatever the scheduler does.
 pub(super) fn at_turn<R>(mut f: impl FnMut(&mut Machine) -> R) -> Option<R> {
     super::MACHINE.with(|cell| loop {
-        if unwinding() {
-            return None;
-        }
         {
             let mut b = cell.borrow_mut();
             let m = b.as_deref_mut()?;
+            if m.unwinding() {
+                return None;
+            }
             if m.key(m.current) < m.horizon {
                 let t = m.tasks[m.current].clock;
                 m.drain_stores(t);
@@ -335,12 +325,12 @@ pub(super) fn at_turn<R>(mut f: impl FnMut(&mut Machine) -> R) -> Option<R> {
 /// `None` outside a simulation.
 pub(super) fn at_sync_point<R>(mut f: impl FnMut(&mut Machine) -> R) -> Option<R> {
     super::MACHINE.with(|cell| loop {
-        if unwinding() {
-            return None;
-        }
         {
             let mut b = cell.borrow_mut();
             let m = b.as_deref_mut()?;
+            if m.unwinding() {
+                return None;
+            }
             if let Prep::Go = m.prepare() {
                 let t = m.tasks[m.current].clock;
                 m.drain_stores(t);

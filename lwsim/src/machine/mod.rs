@@ -137,6 +137,8 @@ pub struct Machine {
     /// The tasks marked `absent`.
     absent: Vec<usize>,
     steps: u64,
+    /// Sync points passed by tasks unwinding a panic (`executor.rs`).
+    unwound: u64,
     // The counters.
     counters: Vec<CoreCounters>,
     watched: Vec<LineCounters>,
@@ -174,7 +176,6 @@ pub fn active() -> bool {
 }
 
 pub(crate) fn install(m: Machine) {
-    executor::reset_unwinding();
     MACHINE.with(|c| *c.borrow_mut() = Some(Box::new(m)));
 }
 
