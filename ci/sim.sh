@@ -32,7 +32,7 @@ fi
 export RUSTFLAGS="--cfg lwsim" CARGO_TARGET_DIR=target/lwsim
 
 echo "== lwsim: tests on the project's locks"
-cargo test --release -p lwlock --test sim_validation --test sim_os --test sim_patterns --test sim_claims -- --nocapture
+cargo test --release -p lwlock --test sim_validation --test sim_os --test sim_patterns --test sim_claims --test sim_layout -- --nocapture
 echo "== lwsim: held against published curves (folly's spinlocks and RW spinlock, locktorture's qspinlock), reduced: exact simulated values and the points within +-30 %"
 cargo test --release -p lwlock --test sim_published
 cargo test --release -p flexlock --test sim_group
