@@ -85,10 +85,11 @@ impl Offer<'_> {
     pub(crate) fn len(&self) -> usize {
         self.slots.len()
     }
-    /// `Some(true)` for a runnable task, `None` for one blocked or finished (absent from the
-    /// list, as the machine's scheduler calls it).
-    pub(crate) fn listed(&self, id: usize) -> Option<bool> {
-        (self.slots.get(id)?.state == State::Runnable).then_some(true)
+    /// Whether task `id` is runnable (else it is blocked in a join, finished, or unknown).
+    pub(crate) fn runnable(&self, id: usize) -> bool {
+        self.slots
+            .get(id)
+            .is_some_and(|s| s.state == State::Runnable)
     }
     /// Whether the set of runnable tasks may differ from the last decision's.
     pub(crate) fn changed(&self) -> bool {
@@ -117,28 +118,31 @@ fn running() -> bool {
     RUNTIME.with(|cell| cell.borrow().is_some())
 }
 
-/// The run's decision: the task to run next among the runnable ones.
-fn decide() -> usize {
-    RUNTIME.with(|cell| {
-        let mut b = cell.borrow_mut();
-        let rt = b.as_mut().expect("lwsim: a decision outside a run");
+impl Runtime {
+    /// The run's decision: the task to run next among the runnable ones.
+    fn decide(&mut self) -> usize {
         let offer = Offer {
-            slots: &rt.slots,
-            changed: std::mem::take(&mut rt.changed),
+            slots: &self.slots,
+            changed: std::mem::take(&mut self.changed),
         };
-        (rt.decide)(&offer)
-    })
+        (self.decide)(&offer)
+    }
+}
+
+/// [`Runtime::decide`] on the run's runtime (the driver's decisions).
+fn decide() -> usize {
+    with_runtime(Runtime::decide).expect("lwsim: a decision outside a run")
 }
 
 /// A scheduling point of the running task: the machine decides, and if it chose another task
 /// the running one suspends until it is chosen again. Does nothing outside a run or while the
 /// task unwinds a panic.
 pub(crate) fn switch() {
-    if !running() || std::thread::panicking() {
+    if std::thread::panicking() {
         return;
     }
-    let next = decide();
     let yielder = with_runtime(|rt| {
+        let next = rt.decide();
         if next == rt.current {
             return None;
         }
@@ -241,25 +245,27 @@ pub(crate) fn drive(stack_size: usize, decide_with: Decide, main: impl FnOnce() 
             }
             CoroutineResult::Return(()) => {
                 drop(co);
-                let (any_runnable, blocked) = with_runtime(|rt| {
+                let blocked = with_runtime(|rt| {
                     rt.slots[rt.current].state = State::Finished;
                     rt.changed = true;
-                    let runnable = rt.slots.iter().any(|s| s.state == State::Runnable);
-                    let blocked: Vec<usize> = (0..rt.slots.len())
-                        .filter(|&i| rt.slots[i].state == State::Blocked)
-                        .collect();
-                    (runnable, blocked)
+                    if rt.slots.iter().any(|s| s.state == State::Runnable) {
+                        return None;
+                    }
+                    let blocked =
+                        (0..rt.slots.len()).filter(|&i| rt.slots[i].state == State::Blocked);
+                    Some(blocked.collect::<Vec<_>>())
                 })
                 .expect("lwsim: the run ended under a task");
-                if !any_runnable {
-                    assert!(
-                        blocked.is_empty(),
-                        "lwsim: deadlock: every unfinished thread waits to join another \
-                         (tasks {blocked:?})"
-                    );
-                    return;
-                }
-                next = decide();
+                let Some(blocked) = blocked else {
+                    next = decide();
+                    continue;
+                };
+                assert!(
+                    blocked.is_empty(),
+                    "lwsim: deadlock: every unfinished thread waits to join another \
+                     (tasks {blocked:?})"
+                );
+                return;
             }
         }
     }

@@ -11,9 +11,9 @@
 //! * **Executor.** Simulated threads are stackful coroutines on one OS thread (lwsim's own
 //!   executor, `coroutines.rs`, on corosensei's context switch), and every decision runs the
 //!   eligible task with the smallest virtual clock (ties broken by a seeded per-task priority): a
-//!   conservative discrete-event order. A task runs
-//!   ahead without a switch while its clock stays below every other eligible task's
-//!   ([`machine`]'s *horizon*), so a switch happens only where another thread's event comes first.
+//!   conservative discrete-event order. A task runs ahead without a switch while its clock stays
+//!   below every other eligible task's ([`machine`]'s *horizon*), so a switch happens only where
+//!   another thread's event comes first.
 //! * **Coherence model** (`machine/directory.rs`, behind the trait of `machine/coherence.rs`): a directory entry per 64-byte line (owner in Modified, or a
 //!   sharer set), each access charged by case (hit; load of a line Modified elsewhere; load of a
 //!   Shared line; store/RMW that needs ownership, from a Modified owner or invalidating sharers;

@@ -54,8 +54,8 @@ fn decide(offer: &coroutines::Offer<'_>) -> usize {
         // only the newest can be one (a task is known once it has been chosen).
         let n = offer.len();
         let top = (n > m.known_tasks()).then(|| n - 1);
-        let runnable = (0..n).filter(|&id| offer.listed(id).is_some());
-        m.pick(top, |id| offer.listed(id), offer.changed(), runnable)
+        let runnable = (0..n).filter(|&id| offer.runnable(id));
+        m.pick(top, |id| offer.runnable(id), offer.changed(), runnable)
     })
 }
 

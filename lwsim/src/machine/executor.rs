@@ -68,9 +68,9 @@ impl Machine {
 
     /// The scheduler's decision: the eligible runnable task with the smallest key.
     ///
-    /// `listed(id)` says whether task `id` is in the executor's list of tasks at this decision
-    /// and, if so, whether it is runnable; `changed` whether that list may differ from the last
-    /// decision's (a task absent from one list can be in a later one only if they differ); `top`
+    /// `offered(id)` says whether task `id` is runnable at this decision (not blocked in a join,
+    /// not finished: else it is *absent*); `changed` whether that set may differ from the last
+    /// decision's (a task absent from one can be offered at a later one only if they differ); `top`
     /// is the largest runnable id when it may be a task the machine does not know yet (new tasks
     /// start at the clock of this decision). The keys of the tasks that are neither parked nor
     /// absent are kept sorted in `order`, brought up to date here for the running task and for
@@ -82,7 +82,7 @@ impl Machine {
     pub(crate) fn pick(
         &mut self,
         top: Option<usize>,
-        listed: impl Fn(usize) -> Option<bool>,
+        offered: impl Fn(usize) -> bool,
         changed: bool,
         runnable: impl Iterator<Item = usize>,
     ) -> usize {
@@ -93,7 +93,7 @@ impl Machine {
         if changed && !self.absent.is_empty() {
             let mut absent = std::mem::take(&mut self.absent);
             absent.retain(|&id| {
-                if listed(id).is_none() {
+                if !offered(id) {
                     return true;
                 }
                 self.tasks[id].absent = false;
@@ -112,14 +112,13 @@ impl Machine {
         let mut second = (u64::MAX, u64::MAX, usize::MAX);
         // `stale` is empty now: it collects the entries found absent on the way.
         for &k in &self.order {
-            match listed(k.2) {
-                None => stale.push(k.2),
-                Some(false) => {}
-                Some(true) if best.is_none() => best = Some(k),
-                Some(true) => {
-                    second = k;
-                    break;
-                }
+            if !offered(k.2) {
+                stale.push(k.2);
+            } else if best.is_none() {
+                best = Some(k);
+            } else {
+                second = k;
+                break;
             }
         }
         for &id in &stale {
